@@ -1,0 +1,111 @@
+/**
+ * One schema for every setting, validated at start; all violations are reported at once and
+ * the result is frozen. Env variables and CLI flags map onto the same keys (flags win).
+ */
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const positiveInt = z.coerce.number().int().positive();
+const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+
+export const configSchema = z.object({
+  /** postgres:// URL. Unset: the embedded PGlite database in dataDir. */
+  databaseUrl: z.string().url().optional(),
+  /** Directory of the embedded database. Default `./.rotscope`. */
+  dataDir: z.string().min(1).default('./.rotscope'),
+  /** Address to listen on. Default 127.0.0.1 (loopback: open without tokens until one exists). */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** Port for OTLP/HTTP, the API, the console and health. Default 4318 (the OTLP/HTTP port). */
+  port: port.default(4318),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Largest request body accepted as sent (bytes, compressed or not). Default 8 MiB. */
+  maxBodyBytes: positiveInt.default(8 * 1024 * 1024),
+  /** Largest body after gzip decompression (bytes). Default 32 MiB. */
+  maxDecompressedBytes: positiveInt.default(32 * 1024 * 1024),
+  /** Concurrent ingest requests beyond which the receiver answers 429. Default 32. */
+  maxInflightIngest: positiveInt.default(32),
+  /** Seconds a client is asked to wait (Retry-After) after a 429 or 503. Default 5. */
+  retryAfterSeconds: positiveInt.default(5),
+  /** Quiet period (ms) after a conversation's last new call before it is evaluated. Default 500. */
+  evaluatorQuietMs: z.coerce.number().int().min(0).default(500),
+  /** How often (ms) the evaluator looks for settled conversations. Default 200. */
+  evaluatorPollMs: positiveInt.default(200),
+  /** Run the evaluator in this process. Default true. */
+  evaluator: bool.default(true),
+  /** Run the notifier (outbox delivery loop) in this process. Default true. */
+  notifier: bool.default(true),
+  /** Timeout for one outbound delivery (ms). Default 10000. */
+  deliveryTimeoutMs: positiveInt.default(10_000),
+  /** Give up on a delivery (mark it dead) after this long (ms). Default 24 h. */
+  deliveryGiveUpMs: positiveInt.default(24 * 60 * 60 * 1000),
+  /** Allow outbound deliveries to private, loopback and link-local addresses. Default false. */
+  allowPrivateAddresses: bool.default(false),
+  /** Base URL of the console, used in links sent to channels. Default http://HOST:PORT. */
+  publicUrl: z.string().url().optional(),
+  /** Delete spans and calls older than this many days. 0 keeps everything. Default 30. */
+  retentionDays: z.coerce.number().int().min(0).default(30),
+});
+
+export type Config = Readonly<z.infer<typeof configSchema>>;
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
+
+/** Env variable for each setting (DESIGN §8). Every one also has a `--kebab-case` flag. */
+export const ENV_NAMES: Record<keyof z.infer<typeof configSchema>, string> = {
+  databaseUrl: 'DATABASE_URL',
+  dataDir: 'ROTSCOPE_DATA_DIR',
+  host: 'ROTSCOPE_HOST',
+  port: 'ROTSCOPE_PORT',
+  logLevel: 'ROTSCOPE_LOG_LEVEL',
+  maxBodyBytes: 'ROTSCOPE_MAX_BODY_BYTES',
+  maxDecompressedBytes: 'ROTSCOPE_MAX_DECOMPRESSED_BYTES',
+  maxInflightIngest: 'ROTSCOPE_MAX_INFLIGHT_INGEST',
+  retryAfterSeconds: 'ROTSCOPE_RETRY_AFTER_SECONDS',
+  evaluatorQuietMs: 'ROTSCOPE_EVALUATOR_QUIET_MS',
+  evaluatorPollMs: 'ROTSCOPE_EVALUATOR_POLL_MS',
+  evaluator: 'ROTSCOPE_EVALUATOR',
+  notifier: 'ROTSCOPE_NOTIFIER',
+  deliveryTimeoutMs: 'ROTSCOPE_DELIVERY_TIMEOUT_MS',
+  deliveryGiveUpMs: 'ROTSCOPE_DELIVERY_GIVE_UP_MS',
+  allowPrivateAddresses: 'ROTSCOPE_ALLOW_PRIVATE_ADDRESSES',
+  publicUrl: 'ROTSCOPE_PUBLIC_URL',
+  retentionDays: 'ROTSCOPE_RETENTION_DAYS',
+};
+
+export function flagName(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/**
+ * Builds the config from env variables and flags (`{ 'data-dir': '...' }`); flags win.
+ * Empty env values count as unset.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  flags: Record<string, string | boolean | undefined> = {},
+): ConfigResult {
+  const raw: Record<string, unknown> = {};
+  for (const [key, envName] of Object.entries(ENV_NAMES)) {
+    const fromFlag = flags[flagName(key)];
+    const fromEnv = env[envName];
+    if (fromFlag !== undefined) raw[key] = fromFlag;
+    else if (fromEnv !== undefined && fromEnv !== '') raw[key] = fromEnv;
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      errors: parsed.error.issues.map((issue) => {
+        const key = String(issue.path[0] ?? '');
+        const name = key in ENV_NAMES ? `${ENV_NAMES[key as keyof typeof ENV_NAMES]} (--${flagName(key)})` : key;
+        return `${name}: ${issue.message}`;
+      }),
+    };
+  }
+  return { ok: true, config: Object.freeze(parsed.data) };
+}
+
+/** The defaults, for tests and tools that need a config without an environment. */
+export function defaultConfig(overrides: Partial<z.infer<typeof configSchema>> = {}): Config {
+  return Object.freeze({ ...configSchema.parse({}), ...overrides });
+}

@@ -1,0 +1,154 @@
+/**
+ * The normalized model every detector reads: LLM calls, tool results and compactions,
+ * whatever producer sent them (DESIGN §5, conventions.md §9).
+ */
+
+/** What a span is, decided first; everything else depends on it (conventions §9.1). */
+export type SpanRole = 'llm_call' | 'tool' | 'agent_step' | 'compaction' | 'other';
+
+/** Finish reasons classed (conventions §9.4). The raw value is always kept beside it. */
+export type FinishClass =
+  | 'context_overflow'
+  | 'output_limit'
+  | 'tool_call'
+  | 'stop'
+  | 'paused'
+  | 'refusal'
+  | 'compaction'
+  | 'error'
+  | 'other';
+
+/**
+ * How `contextTokens` was computed from the raw readings (conventions §9.3):
+ * - `exclusive_producer`: the producer is known to exclude cache (Claude Code, transcripts), raw + cache;
+ * - `exclusive_inferred`: raw < cache read + write, so raw must exclude cache, raw + cache;
+ * - `inclusive`: raw taken as including cache (semconv ≥1.40); may under-count when cache is small;
+ * - `no_cache`: no cache readings at all, raw as is.
+ */
+export type UsageRule = 'exclusive_producer' | 'exclusive_inferred' | 'inclusive' | 'no_cache';
+
+/** Where a call's context window number came from. */
+export type WindowSource = 'catalog' | 'override' | 'inferred';
+
+/**
+ * Sizes of the parts of one call's input. All sizes share `unit`. Tool shares are
+ * `tools[name] / total`; when `total` is null and the unit is tokens, use the call's
+ * `contextTokens` as the total.
+ */
+export interface InputParts {
+  unit: 'chars' | 'tokens';
+  /** Size of the whole input (system + all messages), null when unknown. */
+  total: number | null;
+  /** System prompt size, null when the producer does not say. 0 means present and empty. */
+  system: number | null;
+  /** Total size of each tool's results present in this call's input, by tool name. */
+  tools: Record<string, number>;
+  /** Where the sizes came from: message content, tool spans/events, or an estimate. */
+  source: 'messages' | 'tool_spans' | 'estimated';
+}
+
+/** One finished LLM call (a model request), as the detectors see it. */
+export interface LlmCall {
+  workspaceId: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | null;
+  /** The conversation key (gen_ai.conversation.id, session.id, ...; else the trace id). */
+  conversationId: string;
+  /** True when conversationId fell back to the trace id (nothing better was sent). */
+  conversationSynthetic: boolean;
+  /** Sub-agent identity; null on the main thread. */
+  agentId: string | null;
+  /** conversationId + agent identity: calls of one stream follow each other. */
+  streamKey: string;
+  /** The run: the trace id, or the session for producers with one trace per prompt. */
+  runId: string;
+  /** Set (to the reason, e.g. `compact`, `title`) when the call is a side call that never counts as the stream's next call. */
+  sideCall: string | null;
+  /** The provider's request id when known (Claude Code `request_id`), to correlate log events. */
+  requestId: string | null;
+  /** Unix nanoseconds as decimal strings. */
+  startNs: string;
+  endNs: string;
+  /** Which producer convention matched, e.g. `semconv`, `openinference`, `claude_code`. */
+  producer: string;
+  provider: string | null;
+  requestModel: string | null;
+  responseModel: string | null;
+  inputTokensRaw: number | null;
+  cacheReadTokens: number | null;
+  cacheWriteTokens: number | null;
+  outputTokens: number | null;
+  /** Everything sent: fresh input + cache reads + cache writes. null when no token counts. */
+  contextTokens: number | null;
+  usageRule: UsageRule | null;
+  contextWindow: number | null;
+  windowSource: WindowSource | null;
+  finishReasonRaw: string | null;
+  finishClass: FinishClass | null;
+  /** The output contained a tool call. */
+  outputToolCall: boolean;
+  /** Name of the (last) tool called in the output, when known. */
+  outputToolName: string | null;
+  /** Requested output limit (max_tokens), when known. */
+  maxOutputTokens: number | null;
+  parts: InputParts | null;
+  /** The call carried a compaction marker itself (gen_ai.conversation.compacted, a compaction part or event). */
+  compacted: boolean;
+}
+
+/** One tool execution's result. */
+export interface ToolResult {
+  workspaceId: string;
+  traceId: string;
+  spanId: string;
+  conversationId: string;
+  streamKey: string;
+  toolName: string;
+  toolCallId: string | null;
+  /** Result size, in `sizeUnit`. */
+  resultSize: number | null;
+  sizeUnit: 'chars' | 'bytes' | 'tokens';
+  atNs: string;
+  source: string;
+}
+
+export type CompactionEvidence =
+  | 'span'
+  | 'span_event'
+  | 'flag'
+  | 'message_part'
+  | 'finish_reason'
+  | 'claude_code_event'
+  | 'claude_code_side_call'
+  | 'transcript_boundary';
+
+/** A compaction (or other deliberate shrinking) of a conversation stream's history. */
+export interface Compaction {
+  workspaceId: string;
+  conversationId: string;
+  streamKey: string;
+  runId: string;
+  traceId: string | null;
+  spanId: string | null;
+  /** When it happened (Unix ns, decimal string). */
+  atNs: string;
+  evidence: CompactionEvidence;
+  kind: 'summarize' | 'clear_tool_results' | 'truncate' | 'other';
+  trigger: 'auto' | 'manual' | null;
+  tokensBefore: number | null;
+  tokensAfter: number | null;
+  messagesKept: number | null;
+  summarySize: number | null;
+  /** Summary text, only when the workspace captures content. */
+  summary: string | null;
+  /** Unique per workspace: makes re-sent compactions idempotent. */
+  sourceKey: string;
+}
+
+/** Everything one batch of spans or logs normalized into. */
+export interface Normalized {
+  calls: LlmCall[];
+  toolResults: ToolResult[];
+  compactions: Compaction[];
+}

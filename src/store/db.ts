@@ -1,0 +1,72 @@
+/**
+ * Opens the store: PostgreSQL through `pg` when a URL is given, else the embedded PGlite in
+ * a data directory. Both run the same migrations and the same kysely queries.
+ */
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { PGlitePool } from './pglite-pool.ts';
+import type { Database } from './schema.ts';
+
+export type Db = Kysely<Database>;
+
+export interface StoreOptions {
+  /** postgres:// URL; when absent the embedded database in `dataDir` is used. */
+  databaseUrl?: string | undefined;
+  /** Directory of the embedded database. `memory://` keeps it in memory (tests). */
+  dataDir: string;
+  /** Maximum pool size for PostgreSQL. Default 10. */
+  poolSize?: number;
+}
+
+export interface Store {
+  db: Db;
+  kind: 'postgres' | 'pglite';
+  /** Where the data lives, for logs (the URL without its password, or the directory). */
+  location: string;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+
+/** int8 values (nanosecond times, ids, counts) are read as decimal strings on both backends. */
+const readInt8AsString = (value: string): string => value;
+
+export async function openStore(options: StoreOptions): Promise<Store> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 5_000,
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === INT8_OID ? readInt8AsString : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      },
+    });
+    // An idle client that loses its server emits 'error' on the pool; without a listener that crashes the process.
+    pool.on('error', () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', location: redactUrl(options.databaseUrl), close: () => db.destroy() };
+  }
+  const inMemory = options.dataDir.startsWith('memory://');
+  if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
+  const lite = await PGlite.create(inMemory ? undefined : options.dataDir, {
+    parsers: { [INT8_OID]: readInt8AsString },
+  });
+  const pool = new PGlitePool(lite);
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),
+  });
+  return { db, kind: 'pglite', location: options.dataDir, close: () => db.destroy() };
+}
+
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '<unparsable DATABASE_URL>';
+  }
+}

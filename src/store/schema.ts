@@ -1,0 +1,246 @@
+/**
+ * Kysely table types for the rotscope schema (migrations/). Snake-case rows never leave
+ * src/store: queries map them to the camelCase models in src/model.
+ * int8 columns (bigint, bigserial, count) are read as decimal strings on both backends.
+ */
+import type { ColumnType } from 'kysely';
+
+type Json = unknown;
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type Int8 = ColumnType<string, string | number | bigint, string | number | bigint>;
+type GeneratedInt8 = ColumnType<string, string | number | bigint | undefined, never>;
+type JsonColumn = ColumnType<Json, string, string>;
+type JsonColumnOpt = ColumnType<Json, string | undefined, string>;
+
+export interface WorkspacesTable {
+  id: string;
+  capture_content: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: Timestamp;
+}
+
+export interface ApiTokensTable {
+  id: GeneratedInt8;
+  workspace_id: string;
+  scope: 'ingest' | 'read' | 'admin';
+  token_hash: string;
+  prefix: string;
+  created_at: Timestamp;
+  revoked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export interface SpansTable {
+  workspace_id: string;
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  kind: number;
+  start_ns: Int8;
+  end_ns: Int8;
+  status_code: number;
+  status_message: string;
+  scope_name: string;
+  scope_version: string;
+  attributes: JsonColumn;
+  events: JsonColumn;
+  links: JsonColumn;
+  resource: JsonColumn;
+  role: string | null;
+  received_at: Timestamp;
+}
+
+export interface LogRecordsTable {
+  id: GeneratedInt8;
+  workspace_id: string;
+  dedupe_key: string;
+  time_ns: Int8;
+  observed_ns: Int8;
+  event_name: string;
+  severity_number: number;
+  severity_text: string;
+  trace_id: string | null;
+  span_id: string | null;
+  body: ColumnType<Json, string | null, string | null>;
+  attributes: JsonColumn;
+  resource: JsonColumn;
+  scope_name: string;
+  received_at: Timestamp;
+}
+
+export interface LlmCallsTable {
+  workspace_id: string;
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  conversation_id: string;
+  conversation_synthetic: boolean;
+  agent_id: string | null;
+  stream_key: string;
+  run_id: string;
+  side_call: string | null;
+  request_id: string | null;
+  start_ns: Int8;
+  end_ns: Int8;
+  producer: string;
+  provider: string | null;
+  request_model: string | null;
+  response_model: string | null;
+  input_tokens_raw: number | null;
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
+  output_tokens: number | null;
+  context_tokens: number | null;
+  usage_rule: string | null;
+  context_window: number | null;
+  window_source: string | null;
+  finish_reason_raw: string | null;
+  finish_class: string | null;
+  output_tool_call: boolean;
+  output_tool_name: string | null;
+  max_output_tokens: number | null;
+  parts: ColumnType<Json, string | null, string | null>;
+  compacted: boolean;
+  created_at: Timestamp;
+}
+
+export interface ToolResultsTable {
+  workspace_id: string;
+  trace_id: string;
+  span_id: string;
+  conversation_id: string;
+  stream_key: string;
+  tool_name: string;
+  tool_call_id: string | null;
+  result_size: number | null;
+  size_unit: string;
+  at_ns: Int8;
+  source: string;
+}
+
+export interface CompactionsTable {
+  id: GeneratedInt8;
+  workspace_id: string;
+  source_key: string;
+  conversation_id: string;
+  stream_key: string;
+  run_id: string;
+  trace_id: string | null;
+  span_id: string | null;
+  at_ns: Int8;
+  evidence: string;
+  kind: string;
+  trigger: string | null;
+  tokens_before: number | null;
+  tokens_after: number | null;
+  messages_kept: number | null;
+  summary_size: number | null;
+  summary: string | null;
+  created_at: Timestamp;
+}
+
+export interface ConversationsTable {
+  workspace_id: string;
+  id: string;
+  first_seen_at: Timestamp;
+  last_ingest_at: Timestamp;
+  dirty: ColumnType<boolean, boolean | undefined, boolean>;
+  pending_from_ns: ColumnType<string | null, string | number | bigint | null, string | number | bigint | null>;
+  evaluated_ns: ColumnType<string | null, string | number | bigint | null, string | number | bigint | null>;
+  evaluated_span_id: string | null;
+  state: ColumnType<Json, string | null | undefined, string | null>;
+  call_count: ColumnType<number, number | undefined, number>;
+  updated_at: Timestamp;
+}
+
+export interface FindingsTable {
+  id: GeneratedInt8;
+  workspace_id: string;
+  detector: string;
+  anchor: string;
+  severity: 'info' | 'warning' | 'critical';
+  kind: string | null;
+  conversation_id: string;
+  stream_key: string;
+  run_id: string;
+  trace_id: string;
+  span_id: string;
+  model: string | null;
+  summary: string;
+  details: JsonColumn;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AlertSettingsTable {
+  workspace_id: string;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  thresholds: JsonColumnOpt;
+  window_overrides: JsonColumnOpt;
+  updated_at: Timestamp;
+}
+
+export interface ChannelsTable {
+  id: GeneratedInt8;
+  workspace_id: string;
+  type: 'webhook' | 'slack' | 'email';
+  name: string;
+  config: JsonColumn;
+  secrets: JsonColumn;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AlertChannelsTable {
+  workspace_id: string;
+  channel_id: Int8;
+  min_severity: 'info' | 'warning' | 'critical';
+}
+
+export interface DeliveriesTable {
+  id: string;
+  workspace_id: string;
+  finding_id: Int8;
+  channel_id: Int8;
+  event: string;
+  status: ColumnType<'pending' | 'delivered' | 'failed' | 'dead', 'pending' | 'delivered' | 'failed' | 'dead' | undefined, 'pending' | 'delivered' | 'failed' | 'dead'>;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Timestamp;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  delivered_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export interface DeliveryAttemptsTable {
+  id: GeneratedInt8;
+  delivery_id: string;
+  at: Timestamp;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  outcome: string;
+}
+
+export interface SchemaMigrationsTable {
+  version: number;
+  name: string;
+  applied_at: Timestamp;
+}
+
+export interface Database {
+  workspaces: WorkspacesTable;
+  api_tokens: ApiTokensTable;
+  spans: SpansTable;
+  log_records: LogRecordsTable;
+  llm_calls: LlmCallsTable;
+  tool_results: ToolResultsTable;
+  compactions: CompactionsTable;
+  conversations: ConversationsTable;
+  findings: FindingsTable;
+  alert_settings: AlertSettingsTable;
+  channels: ChannelsTable;
+  alert_channels: AlertChannelsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+  schema_migrations: SchemaMigrationsTable;
+}
