@@ -1,0 +1,26 @@
+/** What route plugins receive, and the per-request auth context the auth hook sets. */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
+import type { Store } from '../store/db.ts';
+
+export type Scope = 'ingest' | 'read' | 'admin';
+
+export interface ApiDeps {
+  store: Store;
+  config: Config;
+  log: FastifyBaseLogger;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The workspace the request's token belongs to (`default` when open on loopback). */
+    workspaceId: string;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The token scope a route needs. `admin` satisfies every scope; `read` and `ingest` only
+     * themselves. Routes without a scope are public (health, metrics, console assets).
+     */
+    scope?: Scope;
+  }
+}
