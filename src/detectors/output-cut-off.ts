@@ -1,0 +1,62 @@
+/**
+ * `output_cut_off` (DESIGN §6, issue 3): a call stopped because it hit its output limit
+ * (finish reason `length`, `max_tokens` or `max_output_tokens` in any case, or the
+ * `output_limit` class). Warning; critical when the cut-off output was a tool call, whose
+ * arguments are then incomplete. Stateless; side calls count too.
+ */
+import type { LlmCall } from '../model/calls.ts';
+import type { FindingDraft } from '../model/findings.ts';
+import type { Detector } from './types.ts';
+import { callAnchor, formatInt, modelOf } from './shared.ts';
+
+const CUT_OFF_REASONS = new Set(['length', 'max_tokens', 'max_output_tokens']);
+
+/** No state: each call is judged on its own. */
+export type OutputCutOffState = Record<string, never>;
+
+/** True when the call's output stopped at its output limit. */
+export function isCutOff(call: LlmCall): boolean {
+  const raw = call.finishReasonRaw?.trim().toLowerCase();
+  return call.finishClass === 'output_limit' || (raw !== undefined && CUT_OFF_REASONS.has(raw));
+}
+
+function toFinding(call: LlmCall): FindingDraft {
+  const model = modelOf(call);
+  const tool = call.outputToolCall;
+  const at = call.outputTokens === null ? '' : ` at ${formatInt(call.outputTokens)} tokens`;
+  const limit = call.maxOutputTokens === null ? '' : ` (limit ${formatInt(call.maxOutputTokens)})`;
+  const what = tool
+    ? ` while writing a call to tool ${call.outputToolName ?? '(unknown)'}: its arguments are incomplete`
+    : '';
+  return {
+    detector: 'output_cut_off',
+    anchor: callAnchor(call),
+    severity: tool ? 'critical' : 'warning',
+    kind: null,
+    conversationId: call.conversationId,
+    streamKey: call.streamKey,
+    runId: call.runId,
+    traceId: call.traceId,
+    spanId: call.spanId,
+    model,
+    summary: `Output cut off${at}${limit} on ${model ?? 'an unknown model'}${what}`,
+    details: {
+      model,
+      outputTokens: call.outputTokens,
+      maxOutputTokens: call.maxOutputTokens,
+      finishReason: call.finishReasonRaw,
+      outputToolCall: tool,
+      toolName: tool ? call.outputToolName : null,
+    },
+  };
+}
+
+/** The `output_cut_off` detector. */
+export const outputCutOff: Detector<OutputCutOffState> = {
+  id: 'output_cut_off',
+  initial: () => ({}),
+  step(state, item) {
+    if (item.type !== 'call' || !isCutOff(item.call)) return { state, findings: [] };
+    return { state, findings: [toFinding(item.call)] };
+  },
+};

@@ -1,0 +1,67 @@
+/**
+ * Small pure helpers the four detectors share: call references, formatting for
+ * summaries, tool shares, and bounded lists that keep detector state constant-size.
+ */
+import type { InputParts, LlmCall } from '../model/calls.ts';
+
+/** The model a call is reported under: the response model, else the request model. */
+export function modelOf(call: LlmCall): string | null {
+  return call.responseModel ?? call.requestModel;
+}
+
+/** `${traceId}:${spanId}`, the anchor of call-level findings. */
+export function callAnchor(call: Pick<LlmCall, 'traceId' | 'spanId'>): string {
+  return `${call.traceId}:${call.spanId}`;
+}
+
+/** A ratio as a percentage with one decimal (0.87345 -> 87.3). */
+export function percentOf(ratio: number): number {
+  return Math.round(ratio * 1000) / 10;
+}
+
+/** A ratio as a whole percentage for summaries, rounded down (0.849 -> 84, 0.57 -> 57). */
+export function wholePercent(ratio: number): number {
+  return Math.floor(ratio * 100 + 1e-9);
+}
+
+/** A ratio rounded to three decimals, for details (0.45123 -> 0.451). */
+export function roundRatio(ratio: number): number {
+  return Math.round(ratio * 1000) / 1000;
+}
+
+/** An integer with thousands separators, independent of the locale (174000 -> "174,000"). */
+export function formatInt(n: number): string {
+  const sign = n < 0 ? '-' : '';
+  const digits = String(Math.round(Math.abs(n)));
+  return sign + digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** A long id shortened for one-line summaries ("0af7651916cd43dd8448eb211c80319c" -> "0af76519…"). */
+export function shortId(id: string): string {
+  return id.length > 12 ? `${id.slice(0, 8)}…` : id;
+}
+
+/**
+ * The size that tool shares of `parts` are ratios of: `parts.total`, else the call's
+ * `contextTokens` when the parts are counted in tokens. null when neither is known or it is 0.
+ */
+export function partsTotal(parts: InputParts, contextTokens: number | null): number | null {
+  const total = parts.total ?? (parts.unit === 'tokens' ? contextTokens : null);
+  return total !== null && total > 0 ? total : null;
+}
+
+/**
+ * Returns a new list where the entry with `key` is replaced by `entry` and moved to the end
+ * (most recently used), dropping the oldest entries beyond `cap`. Never mutates `list`.
+ */
+export function touchBounded<T>(
+  list: readonly T[],
+  keyOf: (entry: T) => string,
+  entry: T,
+  cap: number,
+): T[] {
+  const key = keyOf(entry);
+  const rest = list.filter((e) => keyOf(e) !== key);
+  rest.push(entry);
+  return rest.length > cap ? rest.slice(rest.length - cap) : rest;
+}

@@ -1,0 +1,159 @@
+/**
+ * `tool_takeover` (DESIGN §6, issue 3): one tool's results take ≥ `toolShare` of a call's
+ * input (an episode starts) and keep ≥ half of that for each of the next `toolPersistCalls`
+ * calls of the same stream (the episode fires, warning). A single large result trimmed on
+ * the next call never fires. One finding per episode; a new episode for the tool needs its
+ * share to fall below half first. Side calls and calls without part sizes are skipped.
+ */
+import type { LlmCall } from '../model/calls.ts';
+import type { FindingDraft } from '../model/findings.ts';
+import type { Detector, DetectorContext } from './types.ts';
+import {
+  formatInt,
+  modelOf,
+  partsTotal,
+  roundRatio,
+  shortId,
+  touchBounded,
+  wholePercent,
+} from './shared.ts';
+
+/** Streams kept in state; the least recently seen are forgotten beyond this. */
+const MAX_STREAMS = 256;
+
+/** One call of an episode. */
+export interface EpisodeCall {
+  traceId: string;
+  spanId: string;
+  /** The tool's share of the call's input, full precision. */
+  share: number;
+  /** share × the call's contextTokens, rounded; null when the call has no token count. */
+  tokens: number | null;
+}
+
+interface Episode {
+  tool: string;
+  runId: string;
+  model: string | null;
+  /** The first call and the calls after it, up to toolPersistCalls + 1 (no more once fired). */
+  calls: EpisodeCall[];
+  fired: boolean;
+}
+
+interface StreamState {
+  streamKey: string;
+  /** Open episodes: the tool's share has not yet fallen below half of toolShare. */
+  episodes: Episode[];
+}
+
+/** Open episodes per stream (streams with none are dropped; most recently seen last, at most 256). */
+export interface ToolTakeoverState {
+  streams: StreamState[];
+}
+
+function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): FindingDraft {
+  const first = episode.calls[0];
+  if (!first) throw new Error('tool_takeover: an episode without calls');
+  const peak = episode.calls.reduce((a, b) => (b.share > a.share ? b : a), first);
+  const shares = episode.calls.map((c) => `${wholePercent(c.share)}%`).join(', ');
+  const tokens = peak.tokens === null ? '' : ` (${formatInt(peak.tokens)} tokens at peak)`;
+  return {
+    detector: 'tool_takeover',
+    anchor: `${call.streamKey}|${episode.tool}|${first.spanId}`,
+    severity: 'warning',
+    kind: null,
+    conversationId: call.conversationId,
+    streamKey: call.streamKey,
+    runId: episode.runId,
+    traceId: first.traceId,
+    spanId: first.spanId,
+    model: episode.model,
+    summary:
+      `Results of tool ${episode.tool} took ${shares} of the input over ${episode.calls.length} calls` +
+      `${tokens} in stream ${shortId(call.streamKey)}`,
+    details: {
+      tool: episode.tool,
+      toolShare: context.thresholds.toolShare,
+      toolPersistCalls: context.thresholds.toolPersistCalls,
+      peakShare: roundRatio(peak.share),
+      peakTokens: peak.tokens,
+      calls: episode.calls.map((c) => ({ ...c, share: roundRatio(c.share) })),
+    },
+  };
+}
+
+function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: DetectorContext) {
+  const unchanged = { state, findings: [] };
+  if (call.sideCall !== null || call.parts === null) return unchanged;
+  const total = partsTotal(call.parts, call.contextTokens);
+  if (total === null) return unchanged;
+
+  const { toolShare, toolPersistCalls } = context.thresholds;
+  const half = toolShare / 2;
+  const tools = call.parts.tools;
+  const before = state.streams.find((s) => s.streamKey === call.streamKey);
+  const open = before?.episodes ?? [];
+  const findings: FindingDraft[] = [];
+  const episodes: Episode[] = [];
+  const entryOf = (share: number): EpisodeCall => ({
+    traceId: call.traceId,
+    spanId: call.spanId,
+    share,
+    tokens: call.contextTokens === null ? null : Math.round(share * call.contextTokens),
+  });
+
+  for (const episode of open) {
+    const share = (tools[episode.tool] ?? 0) / total;
+    if (share < half) continue; // the episode ends; a new one may start later
+    if (episode.fired) {
+      episodes.push(episode);
+      continue;
+    }
+    const next: Episode = { ...episode, calls: [...episode.calls, entryOf(share)] };
+    if (next.calls.length - 1 >= toolPersistCalls) {
+      next.fired = true;
+      findings.push(toFinding(call, next, context));
+    }
+    episodes.push(next);
+  }
+
+  for (const tool of Object.keys(tools).sort()) {
+    const share = (tools[tool] ?? 0) / total;
+    if (share < toolShare || open.some((e) => e.tool === tool)) continue;
+    const episode: Episode = {
+      tool,
+      runId: call.runId,
+      model: modelOf(call),
+      calls: [entryOf(share)],
+      fired: false,
+    };
+    if (toolPersistCalls <= 0) {
+      episode.fired = true;
+      findings.push(toFinding(call, episode, context));
+    }
+    episodes.push(episode);
+  }
+
+  if (episodes.length === 0) {
+    if (!before) return unchanged;
+    const streams = state.streams.filter((s) => s.streamKey !== call.streamKey);
+    return { state: { streams }, findings };
+  }
+  const streams = touchBounded(
+    state.streams,
+    (s) => s.streamKey,
+    { streamKey: call.streamKey, episodes },
+    MAX_STREAMS,
+  );
+  return { state: { streams }, findings };
+}
+
+/** The `tool_takeover` detector. */
+export const toolTakeover: Detector<ToolTakeoverState> = {
+  id: 'tool_takeover',
+  initial: () => ({ streams: [] }),
+  step(state, item, context) {
+    if (item.type !== 'call') return { state, findings: [] };
+    return stepCall(state, item.call, context);
+  },
+};
