@@ -16,7 +16,7 @@ import {
   partsTotal,
   percentOf,
   roundRatio,
-  shortId,
+  streamLabel,
   touchBounded,
   wholePercent,
 } from './shared.ts';
@@ -209,7 +209,7 @@ function toFinding(
   ].filter((n) => n !== null);
   const summary =
     `${head}: ${formatInt(prev.contextTokens)} → ${formatInt(cur.contextTokens)} tokens ` +
-    `(−${wholePercent(ratio)}%) in stream ${shortId(call.streamKey)}` +
+    `(−${wholePercent(ratio)}%) in ${streamLabel(call)}` +
     (notes.length > 0 ? `; ${notes.join('; ')}` : '');
 
   return {

@@ -41,6 +41,11 @@ export function shortId(id: string): string {
   return id.length > 12 ? `${id.slice(0, 8)}…` : id;
 }
 
+/** Where a call ran, for summaries: "the main thread" or "sub-agent <id>". */
+export function streamLabel(call: Pick<LlmCall, 'agentId'>): string {
+  return call.agentId === null ? 'the main thread' : `sub-agent ${shortId(call.agentId)}`;
+}
+
 /**
  * The size that tool shares of `parts` are ratios of: `parts.total`, else the call's
  * `contextTokens` when the parts are counted in tokens. null when neither is known or it is 0.

@@ -13,7 +13,7 @@ import {
   modelOf,
   partsTotal,
   roundRatio,
-  shortId,
+  streamLabel,
   touchBounded,
   wholePercent,
 } from './shared.ts';
@@ -70,7 +70,7 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
     model: episode.model,
     summary:
       `Results of tool ${episode.tool} took ${shares} of the input over ${episode.calls.length} calls` +
-      `${tokens} in stream ${shortId(call.streamKey)}`,
+      `${tokens} in ${streamLabel(call)}`,
     details: {
       tool: episode.tool,
       toolShare: context.thresholds.toolShare,

@@ -1,6 +1,6 @@
 /**
  * Turns the compact call descriptions of test/fixtures/detectors/*.json into full timeline
- * items. Defaults: conversation `c1`, trace `t1`, run `r1`, main stream (`c1`), span `s<i>`
+ * items. Defaults: conversation `c1`, trace `t1`, run `r1`, main stream (`c1|main`), span `s<i>`
  * (i = the item's index), model `claude-sonnet-4`, window 200,000 from the catalog; items one
  * millisecond apart in the order listed.
  */
@@ -14,7 +14,7 @@ export interface CallDesc {
   span?: string;
   trace?: string;
   run?: string;
-  /** Sub-agent id; the stream key is then `c1/<agent>`. */
+  /** Sub-agent id; the stream key is then `c1|<agent>` (else `c1|main`, as src/ingest makes them). */
   agent?: string;
   side?: string;
   ctx?: number | null;
@@ -33,6 +33,8 @@ export interface CallDesc {
 export interface CompactionDesc {
   /** Sub-agent id; omitted means the main stream. */
   agent?: string;
+  /** An explicit stream key (overrides `agent`). */
+  stream?: string;
   evidence?: Compaction['evidence'];
   kind?: Compaction['kind'];
   trigger?: Compaction['trigger'];
@@ -56,7 +58,7 @@ const CONVERSATION = 'c1';
 const BASE_NS = 1_767_225_600_000_000_000n;
 
 function streamKeyOf(agent: string | undefined): string {
-  return agent === undefined ? CONVERSATION : `${CONVERSATION}/${agent}`;
+  return `${CONVERSATION}|${agent ?? 'main'}`;
 }
 
 function buildCall(d: CallDesc, i: number): LlmCall {
@@ -112,7 +114,7 @@ function buildCompaction(d: CompactionDesc, i: number): Compaction {
   return {
     workspaceId: 'w1',
     conversationId: CONVERSATION,
-    streamKey: streamKeyOf(d.agent),
+    streamKey: d.stream ?? streamKeyOf(d.agent),
     runId: 'r1',
     traceId: null,
     spanId: null,

@@ -111,7 +111,7 @@ describe('runDetectors', () => {
     const { findings, states } = runDetectors({}, items, context);
     expect(findings.map((f) => [f.detector, f.anchor, f.severity, f.kind])).toEqual([
       ['context_too_full', 'c1|r1', 'critical', null],
-      ['tool_takeover', 'c1|Read|s0', 'warning', null],
+      ['tool_takeover', 'c1|main|Read|s0', 'warning', null],
       ['output_cut_off', 't1:s2', 'critical', null],
       ['history_lost', 't1:s4', 'info', 'compacted'],
     ]);
