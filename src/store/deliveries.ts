@@ -1,14 +1,22 @@
 /**
  * The outbox. Deliveries are written in the same transaction as the finding they announce
  * (pass the transaction as `db`), one per channel attached to the workspace's alert whose
- * minimum severity the finding reaches.
+ * minimum severity the finding reaches. The notifier claims due rows
+ * ({@link claimDueDeliveries}), sends, and records each attempt ({@link finishAttempt});
+ * the API lists them with their attempts ({@link listDeliveries}).
+ *
+ * A claim is a lease: it moves the row's `next_attempt_at` past the send's deadline, so a
+ * process that dies mid-send leaves a row that becomes due again (at-least-once, same id).
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Severity } from '../model/findings.ts';
+import { isBigintId } from './channels.ts';
 import type { Db } from './db.ts';
 
 export type DeliveryEvent = 'created' | 'escalated';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead';
 
 const severityRankSql = (column: string) =>
   sql<number>`CASE ${sql.ref(column)} WHEN 'info' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END`;
@@ -44,4 +52,298 @@ export async function enqueueDeliveries(
     .onConflict((oc) => oc.columns(['finding_id', 'channel_id', 'event']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0);
+}
+
+/** A delivery the notifier has claimed. */
+export interface ClaimedDelivery {
+  id: string;
+  workspaceId: string;
+  findingId: string;
+  channelId: string;
+  event: string;
+  /** The attempt this claim is (1 for the first); the claim's token in {@link finishAttempt}. */
+  attempt: number;
+  /** Age of the delivery (ms since it was queued) by the database clock at claim time. */
+  ageMs: number;
+}
+
+export interface ClaimOptions {
+  /** Most rows to claim. */
+  limit: number;
+  /** How long the claim holds (ms): longer than a send can take. */
+  leaseMs: number;
+  /** Channels to skip (those already busy in this process). */
+  excludeChannelIds?: readonly string[];
+  /** Most rows of one channel per claim. Default 2. */
+  perChannel?: number;
+}
+
+/**
+ * Claims up to `limit` due pending deliveries in one statement (`FOR UPDATE SKIP LOCKED`, so
+ * concurrent notifiers never claim the same row) and leases them: `attempts` goes up by one
+ * and `next_attempt_at` moves `leaseMs` ahead. Oldest due first, at most `perChannel` rows
+ * of one channel, so one busy channel cannot take every slot.
+ */
+export async function claimDueDeliveries(
+  db: Db,
+  options: ClaimOptions,
+): Promise<ClaimedDelivery[]> {
+  const limit = Math.max(1, Math.floor(options.limit));
+  const perChannel = Math.max(1, Math.floor(options.perChannel ?? 2));
+  const exclude = (options.excludeChannelIds ?? []).filter(isBigintId);
+  const excludeSql =
+    exclude.length > 0
+      ? sql`AND channel_id NOT IN (${sql.join(exclude.map((id) => sql`${id}::bigint`))})`
+      : sql``;
+  const result = await sql<{
+    id: string;
+    workspace_id: string;
+    finding_id: string;
+    channel_id: string;
+    event: string;
+    attempts: number;
+    age_ms: string;
+  }>`
+    WITH locked AS (
+      SELECT id, channel_id, next_attempt_at
+      FROM deliveries
+      WHERE status = 'pending' AND next_attempt_at <= now() ${excludeSql}
+      ORDER BY next_attempt_at
+      LIMIT ${limit * 4}
+      FOR UPDATE SKIP LOCKED
+    ), picked AS (
+      SELECT id FROM (
+        SELECT id, next_attempt_at,
+               row_number() OVER (PARTITION BY channel_id ORDER BY next_attempt_at, id) AS rank
+        FROM locked
+      ) ranked
+      WHERE rank <= ${perChannel}
+      ORDER BY next_attempt_at
+      LIMIT ${limit}
+    )
+    UPDATE deliveries AS d
+    SET attempts = d.attempts + 1,
+        next_attempt_at = now() + ${options.leaseMs}::double precision * interval '1 millisecond',
+        updated_at = now()
+    FROM picked
+    WHERE d.id = picked.id
+    RETURNING d.id, d.workspace_id, d.finding_id, d.channel_id, d.event, d.attempts,
+              floor(extract(epoch FROM (now() - d.created_at)) * 1000)::bigint AS age_ms
+  `.execute(db);
+  return result.rows.map((row) => ({
+    id: row.id,
+    workspaceId: row.workspace_id,
+    findingId: String(row.finding_id),
+    channelId: String(row.channel_id),
+    event: row.event,
+    attempt: Number(row.attempts),
+    ageMs: Number(row.age_ms),
+  }));
+}
+
+/** What an attempt led to. */
+export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'dead';
+
+export interface AttemptRecord {
+  deliveryId: string;
+  /** The claim's `attempt`: the row is updated only while that claim still holds. */
+  attempt: number;
+  outcome: AttemptOutcome;
+  statusCode?: number | undefined;
+  error?: string | undefined;
+  durationMs: number;
+  /** For `retry`: the wait before the next attempt (ms). */
+  retryInMs?: number | undefined;
+}
+
+/**
+ * Logs an attempt in `delivery_attempts` and moves the delivery on: `delivered`, `failed`
+ * (permanent error), `dead` (gave up), or back to `pending` with `next_attempt_at` set
+ * `retryInMs` ahead. The attempt is always logged; the delivery is only updated if it is
+ * still pending under this claim (returns false otherwise: another notifier took over after
+ * the lease ran out). Run it in a transaction.
+ */
+export async function finishAttempt(db: Db, record: AttemptRecord): Promise<boolean> {
+  await db
+    .insertInto('delivery_attempts')
+    .values({
+      delivery_id: record.deliveryId,
+      status_code: record.statusCode ?? null,
+      error: record.error ?? null,
+      duration_ms: Math.max(0, Math.round(record.durationMs)),
+      outcome: record.outcome,
+    })
+    .execute();
+  const base = db
+    .updateTable('deliveries')
+    .where('id', '=', record.deliveryId)
+    .where('attempts', '=', record.attempt)
+    .where('status', '=', 'pending');
+  const error = record.error ?? null;
+  let query;
+  switch (record.outcome) {
+    case 'delivered':
+      query = base.set({
+        status: 'delivered',
+        delivered_at: sql`now()`,
+        last_error: null,
+        updated_at: sql`now()`,
+      });
+      break;
+    case 'failed':
+    case 'dead':
+      query = base.set({ status: record.outcome, last_error: error, updated_at: sql`now()` });
+      break;
+    case 'retry':
+      query = base.set({
+        last_error: error,
+        updated_at: sql`now()`,
+        next_attempt_at: sql`now() + ${record.retryInMs ?? 0}::double precision * interval '1 millisecond'`,
+      });
+      break;
+  }
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export interface DeliveryAttemptView {
+  at: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  outcome: string;
+}
+
+/** A delivery as the API shows it, with its attempt log (oldest first). */
+export interface DeliveryView {
+  id: string;
+  findingId: string;
+  channelId: string;
+  event: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  /** When the next attempt is due (pending deliveries only). */
+  nextAttemptAt: string | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+  deliveredAt: string | null;
+  attempts: DeliveryAttemptView[];
+}
+
+export interface DeliveryPage {
+  items: DeliveryView[];
+  next: string | null;
+}
+
+function iso(value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
+function encodeCursor(micros: string, id: string): string {
+  return Buffer.from(JSON.stringify([micros, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { micros: string; id: string } | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (!Array.isArray(value) || value.length !== 2) return undefined;
+    const [micros, id] = value as unknown[];
+    if (typeof micros !== 'string' || !/^\d{1,19}$/.test(micros) || typeof id !== 'string')
+      return undefined;
+    return { micros, id };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a string is a cursor {@link listDeliveries} accepts. */
+export function isDeliveryCursor(cursor: string): boolean {
+  return decodeCursor(cursor) !== undefined;
+}
+
+/**
+ * The workspace's deliveries, newest first, optionally of one finding and/or one channel,
+ * `limit` per page (1..200, default 50), each with its attempts. An invalid cursor gives
+ * an empty page.
+ */
+export async function listDeliveries(
+  db: Db,
+  workspaceId: string,
+  options: {
+    findingId?: string | undefined;
+    channelId?: string | undefined;
+    cursor?: string | undefined;
+    limit?: number | undefined;
+  } = {},
+): Promise<DeliveryPage> {
+  const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
+  if (options.findingId !== undefined && !isBigintId(options.findingId))
+    return { items: [], next: null };
+  if (options.channelId !== undefined && !isBigintId(options.channelId))
+    return { items: [], next: null };
+  let query = db
+    .selectFrom('deliveries')
+    .selectAll()
+    .select(sql<string>`floor(extract(epoch FROM created_at) * 1000000)::bigint`.as('created_us'))
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1);
+  if (options.findingId !== undefined) query = query.where('finding_id', '=', options.findingId);
+  if (options.channelId !== undefined) query = query.where('channel_id', '=', options.channelId);
+  if (options.cursor !== undefined) {
+    const cursor = decodeCursor(options.cursor);
+    if (!cursor) return { items: [], next: null };
+    query = query.where(
+      sql<boolean>`(created_at, id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id})`,
+    );
+  }
+  const rows = await query.execute();
+  const page = rows.slice(0, limit);
+  const attempts =
+    page.length === 0
+      ? []
+      : await db
+          .selectFrom('delivery_attempts')
+          .selectAll()
+          .where(
+            'delivery_id',
+            'in',
+            page.map((row) => row.id),
+          )
+          .orderBy('at', 'asc')
+          .orderBy('id', 'asc')
+          .execute();
+  const byDelivery = new Map<string, DeliveryAttemptView[]>();
+  for (const attempt of attempts) {
+    const list = byDelivery.get(attempt.delivery_id) ?? [];
+    list.push({
+      at: iso(attempt.at),
+      statusCode: attempt.status_code,
+      error: attempt.error,
+      durationMs: attempt.duration_ms,
+      outcome: attempt.outcome,
+    });
+    byDelivery.set(attempt.delivery_id, list);
+  }
+  const items = page.map((row): DeliveryView => ({
+    id: row.id,
+    findingId: String(row.finding_id),
+    channelId: String(row.channel_id),
+    event: row.event,
+    status: row.status,
+    attemptCount: row.attempts,
+    nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
+    lastError: row.last_error,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+    deliveredAt: row.delivered_at ? iso(row.delivered_at) : null,
+    attempts: byDelivery.get(row.id) ?? [],
+  }));
+  const last = page.at(-1);
+  return {
+    items,
+    next: rows.length > limit && last ? encodeCursor(String(last.created_us), last.id) : null,
+  };
 }

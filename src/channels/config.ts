@@ -1,0 +1,280 @@
+/**
+ * Channel configuration: validation of what the API receives, the split into public
+ * configuration and write-only secrets (as stored), and the typed settings senders use.
+ *
+ * Stored shapes (`channels.config` / `channels.secrets`):
+ * - webhook: `{ url, headerNames }` / `{ secret, headers }` (header values may carry
+ *   credentials, so only their names are public)
+ * - slack: `{ webhookHost }` / `{ webhookUrl }` (the URL is the credential)
+ * - email: `{ host, port, secure, user?, from, to }` / `{ password? }`
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+export type ChannelType = 'webhook' | 'slack' | 'email';
+
+export const CHANNEL_TYPES: readonly ChannelType[] = ['webhook', 'slack', 'email'];
+
+export interface WebhookSettings {
+  type: 'webhook';
+  url: string;
+  /** Standard Webhooks secret, `whsec_<base64>`. */
+  secret: string;
+  headers: Record<string, string>;
+}
+
+export interface SlackSettings {
+  type: 'slack';
+  /** Incoming-webhook URL (https://hooks.slack.com/services/...). */
+  webhookUrl: string;
+}
+
+export interface EmailSettings {
+  type: 'email';
+  host: string;
+  port: number;
+  /** TLS from the start (port 465). When false, STARTTLS is used if the server offers it. */
+  secure: boolean;
+  user?: string;
+  password?: string;
+  from: string;
+  to: string[];
+}
+
+/** Everything a sender needs, secrets included. Never leaves the server. */
+export type ChannelSettings = WebhookSettings | SlackSettings | EmailSettings;
+
+/** A channel's settings as stored: public configuration and secrets apart. */
+export interface StoredChannelConfig {
+  config: Record<string, unknown>;
+  secrets: Record<string, unknown>;
+}
+
+export type ConfigResult<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** Headers the webhook sender sets itself; custom headers may not override them. */
+const RESERVED_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'host',
+  'connection',
+  'transfer-encoding',
+  'user-agent',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+]);
+
+const httpUrl = z
+  .string()
+  .max(2048)
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL');
+
+const whsecSecret = z
+  .string()
+  .refine(isValidWebhookSecret, 'must be whsec_ followed by 24 to 64 base64-encoded bytes');
+
+const headers = z
+  .record(
+    z
+      .string()
+      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'invalid header name')
+      .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), 'reserved header'),
+    z
+      .string()
+      .max(4096)
+      .refine((value) => !/[\r\n\0]/.test(value), 'invalid header value'),
+  )
+  .refine((value) => Object.keys(value).length <= 20, 'at most 20 headers');
+
+const email = z.string().email().max(320);
+
+const webhookInput = z.strictObject({
+  url: httpUrl,
+  secret: whsecSecret.optional(),
+  headers: headers.optional(),
+});
+
+const slackInput = z.strictObject({ webhookUrl: httpUrl });
+
+const emailInput = z.strictObject({
+  host: z.string().min(1).max(255),
+  port: z.number().int().min(1).max(65_535),
+  secure: z.boolean(),
+  user: z.string().min(1).max(320).optional(),
+  password: z.string().max(1024).optional(),
+  from: email,
+  to: z.array(email).min(1).max(50),
+});
+
+/** Whether a string is a Standard Webhooks secret (`whsec_` + 24..64 bytes of base64). */
+export function isValidWebhookSecret(secret: string): boolean {
+  if (!secret.startsWith('whsec_')) return false;
+  const encoded = secret.slice('whsec_'.length);
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return false;
+  const bytes = Buffer.from(encoded, 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}
+
+/** A fresh signing secret: 32 random bytes, `whsec_<base64>`. */
+export function generateWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+function firstIssue(error: z.ZodError, prefix: string): string {
+  const issue = error.issues[0];
+  if (!issue) return `${prefix}: invalid`;
+  const path = [prefix, ...issue.path.map(String)].join('.');
+  return `${path}: ${issue.message}`;
+}
+
+function parseInput(type: ChannelType, input: unknown): ConfigResult<ChannelSettings> {
+  switch (type) {
+    case 'webhook': {
+      const parsed = webhookInput.safeParse(input);
+      if (!parsed.success) return { ok: false, error: firstIssue(parsed.error, 'config') };
+      return {
+        ok: true,
+        value: {
+          type,
+          url: parsed.data.url,
+          secret: parsed.data.secret ?? '',
+          headers: parsed.data.headers ?? {},
+        },
+      };
+    }
+    case 'slack': {
+      const parsed = slackInput.safeParse(input);
+      if (!parsed.success) return { ok: false, error: firstIssue(parsed.error, 'config') };
+      return { ok: true, value: { type, webhookUrl: parsed.data.webhookUrl } };
+    }
+    case 'email': {
+      const parsed = emailInput.safeParse(input);
+      if (!parsed.success) return { ok: false, error: firstIssue(parsed.error, 'config') };
+      const { user, password, ...rest } = parsed.data;
+      return {
+        ok: true,
+        value: {
+          type,
+          ...rest,
+          ...(user !== undefined ? { user } : {}),
+          ...(password !== undefined ? { password } : {}),
+        },
+      };
+    }
+  }
+}
+
+/**
+ * Validates a new channel's configuration (the `config` of `POST /api/channels`). A webhook
+ * without a secret gets a generated one, returned as `revealedSecret` (shown once).
+ */
+export function parseNewChannelConfig(
+  type: ChannelType,
+  input: unknown,
+): ConfigResult<{ settings: ChannelSettings; revealedSecret?: string }> {
+  const parsed = parseInput(type, input);
+  if (!parsed.ok) return parsed;
+  const settings = parsed.value;
+  if (settings.type === 'webhook') {
+    if (settings.secret === '') settings.secret = generateWebhookSecret();
+    return { ok: true, value: { settings, revealedSecret: settings.secret } };
+  }
+  return { ok: true, value: { settings } };
+}
+
+/** The input form of current settings (what a create with these settings would send). */
+function toInput(settings: ChannelSettings): Record<string, unknown> {
+  const { type: _type, ...rest } = settings;
+  return rest;
+}
+
+/**
+ * Applies a partial configuration (`PATCH /api/channels/:id`) to current settings: given
+ * keys replace current ones (`headers` as a whole), `null` removes an optional key
+ * (`user`, `password`, `headers`), absent keys (secrets included) are kept.
+ */
+export function patchChannelConfig(
+  current: ChannelSettings,
+  patch: unknown,
+): ConfigResult<ChannelSettings> {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
+    return { ok: false, error: 'config: must be an object' };
+  }
+  const merged: Record<string, unknown> = toInput(current);
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  const parsed = parseInput(current.type, merged);
+  if (!parsed.ok) return parsed;
+  const settings = parsed.value;
+  if (settings.type === 'webhook' && settings.secret === '') {
+    settings.secret = current.type === 'webhook' ? current.secret : generateWebhookSecret();
+  }
+  return { ok: true, value: settings };
+}
+
+/** Splits settings into the stored public configuration and secrets. */
+export function toStored(settings: ChannelSettings): StoredChannelConfig {
+  switch (settings.type) {
+    case 'webhook':
+      return {
+        config: { url: settings.url, headerNames: Object.keys(settings.headers) },
+        secrets: { secret: settings.secret, headers: settings.headers },
+      };
+    case 'slack':
+      return {
+        config: { webhookHost: new URL(settings.webhookUrl).host },
+        secrets: { webhookUrl: settings.webhookUrl },
+      };
+    case 'email': {
+      const { type: _type, password, ...config } = settings;
+      return { config, secrets: password !== undefined ? { password } : {} };
+    }
+  }
+}
+
+/**
+ * Rebuilds settings from a stored row. An invalid row (edited by hand, or from an older
+ * version) is an error value: the delivery loop treats it as a permanent failure.
+ */
+export function fromStored(
+  type: string,
+  stored: StoredChannelConfig,
+): ConfigResult<ChannelSettings> {
+  if (!(CHANNEL_TYPES as readonly string[]).includes(type)) {
+    return { ok: false, error: `unknown channel type ${type}` };
+  }
+  const { config, secrets } = stored;
+  let input: Record<string, unknown>;
+  switch (type as ChannelType) {
+    case 'webhook':
+      input = { url: config.url, secret: secrets.secret, headers: secrets.headers ?? {} };
+      break;
+    case 'slack':
+      input = { webhookUrl: secrets.webhookUrl };
+      break;
+    case 'email': {
+      const { headerNames: _ignored, ...rest } = config;
+      input = {
+        ...rest,
+        ...(secrets.password !== undefined ? { password: secrets.password } : {}),
+      };
+      break;
+    }
+  }
+  const parsed = parseInput(type as ChannelType, input);
+  if (!parsed.ok) return { ok: false, error: `bad channel configuration: ${parsed.error}` };
+  if (parsed.value.type === 'webhook' && parsed.value.secret === '') {
+    return { ok: false, error: 'bad channel configuration: missing signing secret' };
+  }
+  return parsed;
+}

@@ -1,0 +1,150 @@
+/**
+ * Email channel: one message over SMTP (nodemailer) with a plain-text and an HTML part.
+ * The SMTP host is resolved and checked first, and the transport dials the checked address
+ * (TLS still verifies the certificate against the configured host name).
+ * Formats and sends; the delivery loop decides about retries.
+ */
+import nodemailer from 'nodemailer';
+import type { EmailSettings } from './config.ts';
+import { errorMessage, resolveAllowed } from './outbound.ts';
+import { detectorTitle, headlineNumbers, type FindingPayload } from './payload.ts';
+import type { SendResult } from './policy.ts';
+import type { SendContext } from './webhook.ts';
+
+export interface EmailMessage {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Formats a payload as an email: subject, plain text and HTML. */
+export function formatEmail(payload: FindingPayload): EmailMessage {
+  const finding = payload.data;
+  const title = detectorTitle(finding.detector);
+  const severity = capitalize(finding.severity);
+  const prefix =
+    payload.type === 'test' ? '[test] ' : payload.type === 'finding.escalated' ? 'Escalated: ' : '';
+  const subjectSummary =
+    finding.summary.length > 120 ? `${finding.summary.slice(0, 119)}…` : finding.summary;
+  const subject = `[rotscope] ${prefix}${severity}: ${title} - ${subjectSummary}`.replace(
+    /[\r\n]+/g,
+    ' ',
+  );
+  const rows: Array<[string, string]> = [
+    ['Severity', severity],
+    ['Detector', title],
+    ...(finding.model ? ([['Model', finding.model]] as Array<[string, string]>) : []),
+    ...headlineNumbers(finding.details, 10),
+    ['Workspace', finding.workspaceName],
+    ['Conversation', finding.conversationId],
+    ['Trace', finding.traceId],
+    ['Found at', finding.createdAt],
+  ];
+  const text = [
+    `${prefix}${severity}: ${title}`,
+    '',
+    finding.summary,
+    '',
+    ...rows.map(([label, value]) => `${label}: ${value}`),
+    '',
+    `Open in rotscope: ${finding.url}`,
+    '',
+  ].join('\n');
+  const html = [
+    '<!doctype html><html><body style="font-family:sans-serif">',
+    `<h2>${escapeHtml(`${prefix}${severity}: ${title}`)}</h2>`,
+    `<p>${escapeHtml(finding.summary)}</p>`,
+    '<table cellpadding="4">',
+    ...rows.map(
+      ([label, value]) =>
+        `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`,
+    ),
+    '</table>',
+    `<p><a href="${escapeHtml(finding.url)}">Open in rotscope</a></p>`,
+    '</body></html>',
+  ].join('\n');
+  return { subject, text, html };
+}
+
+/** Maps a nodemailer error to a send result: SMTP 4xx and connection trouble retry, 5xx do not. */
+export function classifySmtpError(error: unknown): SendResult {
+  const err = error as { code?: string; responseCode?: number } | undefined;
+  const message = errorMessage(error);
+  const code = typeof err?.responseCode === 'number' ? err.responseCode : undefined;
+  if (code !== undefined) {
+    if (code >= 400 && code < 500) return { status: 'retry', code, error: message };
+    if (code >= 500) return { status: 'permanent', code, error: message };
+  }
+  switch (err?.code) {
+    case 'EAUTH':
+    case 'ENOAUTH':
+    case 'EENVELOPE':
+    case 'EMESSAGE':
+    case 'ETLS':
+    case 'EREQUIRETLS':
+      return { status: 'permanent', error: message };
+    default:
+      return { status: 'retry', error: message };
+  }
+}
+
+/** Sends one email. Never throws for expected failures. */
+export async function sendEmail(
+  settings: EmailSettings,
+  payload: FindingPayload,
+  context: SendContext,
+): Promise<SendResult> {
+  const resolved = await resolveAllowed(settings.host, context.allowPrivate);
+  if (!resolved.ok) {
+    return resolved.blocked
+      ? { status: 'permanent', error: `refused: ${resolved.error}` }
+      : { status: 'retry', error: resolved.error };
+  }
+  if (context.signal.aborted) return { status: 'retry', error: 'timed out' };
+  const transport = nodemailer.createTransport({
+    host: resolved.address,
+    port: settings.port,
+    secure: settings.secure,
+    ...(settings.user !== undefined
+      ? { auth: { user: settings.user, pass: settings.password ?? '' } }
+      : {}),
+    tls: { servername: settings.host },
+    // The loop's timeout aborts sooner; these only bound each SMTP phase.
+    connectionTimeout: 30_000,
+    greetingTimeout: 30_000,
+    socketTimeout: 60_000,
+  });
+  const onAbort = () => transport.close();
+  context.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const message = formatEmail(payload);
+    const info = (await transport.sendMail({
+      from: settings.from,
+      to: settings.to,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+    })) as { response?: string };
+    const code = Number(/^\d{3}/.exec(info.response ?? '')?.[0] ?? 250);
+    return { status: 'ok', code };
+  } catch (error) {
+    if (context.signal.aborted) return { status: 'retry', error: 'timed out' };
+    return classifySmtpError(error);
+  } finally {
+    context.signal.removeEventListener('abort', onAbort);
+    transport.close();
+  }
+}
