@@ -1,0 +1,196 @@
+/**
+ * Log records → kept records + normalized rows. Claude Code events (DESIGN §4, conventions
+ * §5.3): `claude_code.api_request` → an LlmCall (producer `claude_code_log`, with
+ * `requestId`: the store prefers a span-derived call with the same request id),
+ * `claude_code.tool_result` → a ToolResult (bytes), `claude_code.compaction` → a Compaction,
+ * `api_request` with a side-call `query_source` (e.g. `compact`) → `sideCalls` and, for
+ * `compact`, a Compaction. `gen_ai.*` events are kept without rows.
+ */
+import type { Compaction, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
+import type { LogRecord } from '../model/telemetry.ts';
+import { bool, minusMs, num, str } from './attrs.ts';
+import { compaction, normalizeTrigger } from './compactions.ts';
+import { stripAttributes } from './content.ts';
+import { claudeCodeAgentId, sideCallOf, streamKeyOf } from './conversation.ts';
+import { classifyFinishReason, readFinishReason } from './finish.ts';
+import { spanIdFor, traceIdFor } from './ids.ts';
+import { contextUsage, readRawUsage } from './tokens.ts';
+import type { NormalizeContext } from './types.ts';
+import { contextWindowFor } from './windows.ts';
+
+/** The result of normalizing one batch of log records. */
+export interface LogBatch {
+  /** GenAI-relevant records; content removed when the workspace does not capture it. */
+  keep: LogRecord[];
+  /** Records of no GenAI interest, counted and dropped. */
+  dropped: number;
+  normalized: Normalized;
+  /** Claude Code API requests that are side calls, by request id (spans lack `query_source`). */
+  sideCalls: Array<{ requestId: string; reason: string }>;
+}
+
+/**
+ * The event's full name. Claude Code sends `event.name` without its prefix (`api_request`)
+ * and the prefixed name as the body; both spellings are accepted.
+ */
+export function eventNameOf(log: LogRecord): string {
+  const n = log.eventName;
+  if (n.startsWith('claude_code.') || n.startsWith('gen_ai.')) return n;
+  if (typeof log.body === 'string' && log.body.startsWith('claude_code.')) return log.body;
+  if (
+    n !== '' &&
+    (log.scope.name.includes('claude_code') || log.resource['service.name'] === 'claude-code')
+  ) {
+    return `claude_code.${n}`;
+  }
+  return n;
+}
+
+function hasGenAiAttr(log: LogRecord): boolean {
+  for (const k in log.attributes) if (k.startsWith('gen_ai.')) return true;
+  return false;
+}
+
+function endNsOf(log: LogRecord): string {
+  return log.timeUnixNano !== '0' && log.timeUnixNano !== '' ? log.timeUnixNano : log.observedTimeUnixNano;
+}
+
+/**
+ * Normalizes one batch of log records (see the module doc). Claude Code records are
+ * grouped by `session.id` (the conversation and the run); without one, the record's trace id
+ * (or `prompt.id`) is used and flagged synthetic.
+ */
+export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext): LogBatch {
+  const keep: LogRecord[] = [];
+  const calls: LlmCall[] = [];
+  const toolResults: ToolResult[] = [];
+  const compactions: Compaction[] = [];
+  const sideCalls: Array<{ requestId: string; reason: string }> = [];
+  let dropped = 0;
+
+  for (const log of logs) {
+    const name = eventNameOf(log);
+    const claudeCode = name.startsWith('claude_code.');
+    if (!claudeCode && !name.startsWith('gen_ai.') && !hasGenAiAttr(log)) {
+      dropped++;
+      continue;
+    }
+    keep.push(ctx.captureContent ? log : stripLog(log, claudeCode));
+    if (!claudeCode) continue;
+
+    const a = log.attributes;
+    const session = str(a, 'session.id') ?? str(log.resource, 'session.id');
+    const conversationId = session ?? log.traceId ?? str(a, 'prompt.id') ?? `log:${endNsOf(log)}`;
+    const synthetic = session === null;
+    const agentId = claudeCodeAgentId(a);
+    const streamKey = streamKeyOf(conversationId, agentId);
+    const runId = conversationId;
+    const traceId = log.traceId ?? traceIdFor(conversationId);
+    const atNs = endNsOf(log);
+
+    if (name === 'claude_code.api_request') {
+      const requestId = str(a, 'request_id');
+      const sideCall = sideCallOf(a);
+      const usage = contextUsage(readRawUsage(a), true);
+      const model = str(a, 'model');
+      const win = contextWindowFor(model, usage.contextTokens, ctx.windowOverrides);
+      const dur = num(a, 'duration_ms');
+      const finishRaw = readFinishReason(a, undefined, () => undefined);
+      const spanId = spanIdFor(`api_request:${conversationId}:${requestId ?? atNs}`);
+      const finishClass = classifyFinishReason(finishRaw);
+      calls.push({
+        workspaceId: ctx.workspaceId,
+        traceId,
+        spanId,
+        parentSpanId: null,
+        conversationId,
+        conversationSynthetic: synthetic,
+        agentId,
+        streamKey,
+        runId,
+        sideCall,
+        requestId,
+        startNs: dur === null ? atNs : minusMs(atNs, dur),
+        endNs: atNs,
+        producer: 'claude_code_log',
+        provider: 'anthropic',
+        requestModel: model,
+        responseModel: model,
+        inputTokensRaw: usage.inputTokensRaw,
+        cacheReadTokens: usage.cacheReadTokens,
+        cacheWriteTokens: usage.cacheWriteTokens,
+        outputTokens: usage.outputTokens,
+        contextTokens: usage.contextTokens,
+        usageRule: usage.usageRule,
+        contextWindow: win.window,
+        windowSource: win.source,
+        finishReasonRaw: finishRaw,
+        finishClass,
+        outputToolCall: finishClass === 'tool_call' || bool(a, 'response.has_tool_call') === true,
+        outputToolName: null,
+        maxOutputTokens: null,
+        parts: null,
+        compacted: false,
+      });
+      if (sideCall !== null && requestId !== null) sideCalls.push({ requestId, reason: sideCall });
+      if (sideCall !== null && sideCall.toLowerCase() === 'compact') {
+        compactions.push(
+          compaction({
+            workspaceId: ctx.workspaceId,
+            conversationId,
+            streamKey: streamKeyOf(conversationId, null),
+            runId,
+            traceId,
+            spanId,
+            atNs,
+            evidence: 'claude_code_side_call',
+            sourceKey: `side_call:${conversationId}:${requestId ?? atNs}`,
+            tokensBefore: usage.contextTokens,
+          }),
+        );
+      }
+    } else if (name === 'claude_code.tool_result') {
+      const toolUseId = str(a, 'tool_use_id');
+      toolResults.push({
+        workspaceId: ctx.workspaceId,
+        traceId,
+        spanId: spanIdFor(`tool_result:${conversationId}:${toolUseId ?? atNs}`),
+        conversationId,
+        streamKey,
+        toolName: str(a, 'tool_name') ?? 'unknown',
+        toolCallId: toolUseId,
+        resultSize: num(a, 'tool_result_size_bytes'),
+        sizeUnit: 'bytes',
+        atNs,
+        source: 'claude_code_log',
+      });
+    } else if (name === 'claude_code.compaction') {
+      if (bool(a, 'success') === false) continue;
+      compactions.push(
+        compaction({
+          workspaceId: ctx.workspaceId,
+          conversationId,
+          streamKey,
+          runId,
+          traceId: log.traceId,
+          spanId: log.spanId,
+          atNs,
+          evidence: 'claude_code_event',
+          sourceKey: `log:${conversationId}:${atNs}`,
+          trigger: normalizeTrigger(a['trigger']),
+          tokensBefore: num(a, 'pre_tokens'),
+          tokensAfter: num(a, 'post_tokens'),
+        }),
+      );
+    }
+  }
+  return { keep, dropped, normalized: { calls, toolResults, compactions }, sideCalls };
+}
+
+/** A log record without content: content attributes removed, a `gen_ai.*` body dropped. */
+function stripLog(log: LogRecord, claudeCode: boolean): LogRecord {
+  const attributes = stripAttributes(log.attributes);
+  const body = claudeCode && typeof log.body === 'string' ? log.body : null;
+  if (attributes === log.attributes && body === log.body) return log;
+  return { ...log, attributes, body };
+}

@@ -1,0 +1,98 @@
+/** Finish (stop) reasons: the raw value by the ordered lookup of conventions §9.4, and its class. */
+import type { FinishClass } from '../model/calls.ts';
+import type { Attributes } from '../model/telemetry.ts';
+import { isObj, json } from './attrs.ts';
+
+const CLASSES: ReadonlyMap<string, FinishClass> = new Map<string, FinishClass>([
+  ['model_context_window_exceeded', 'context_overflow'],
+  ['length', 'output_limit'],
+  ['max_tokens', 'output_limit'],
+  ['max_output_tokens', 'output_limit'],
+  ['tool_use', 'tool_call'],
+  ['tool_calls', 'tool_call'],
+  ['tool_call', 'tool_call'],
+  ['tool-calls', 'tool_call'],
+  ['function_call', 'tool_call'],
+  ['stop', 'stop'],
+  ['end_turn', 'stop'],
+  ['stop_sequence', 'stop'],
+  ['pause_turn', 'paused'],
+  ['refusal', 'refusal'],
+  ['content_filter', 'refusal'],
+  ['content-filter', 'refusal'],
+  // Gemini spellings (upper case in the API): blocked output is a refusal
+  ['safety', 'refusal'],
+  ['recitation', 'refusal'],
+  ['blocklist', 'refusal'],
+  ['prohibited_content', 'refusal'],
+  ['spii', 'refusal'],
+  ['compaction', 'compaction'],
+  ['error', 'error'],
+  ['malformed_function_call', 'error'],
+]);
+
+/**
+ * Classes a raw finish reason (case-insensitive, conventions §9.4). Unknown values are
+ * `other`; null or empty input gives null. Note that Vercel folds
+ * `model_context_window_exceeded` into `length`, so `output_limit` may hide an overflow.
+ */
+export function classifyFinishReason(raw: string | null): FinishClass | null {
+  if (raw === null) return null;
+  const k = raw.trim().toLowerCase();
+  if (k === '') return null;
+  return CLASSES.get(k) ?? 'other';
+}
+
+function firstOfArray(v: unknown): string | null {
+  if (typeof v === 'string') return v === '' ? null : v;
+  if (Array.isArray(v)) {
+    for (const x of v) if (typeof x === 'string' && x !== '') return x;
+  }
+  return null;
+}
+
+/**
+ * The raw finish reason of a span, first source present wins (conventions §9.4):
+ * `gen_ai.response.finish_reasons` (array or JSON-string array), `llm.finish_reason`,
+ * `stop_reason`, `gen_ai.completion.N.finish_reason`, `ai.response.finishReason`, then the
+ * deprecated `finish_reason` of `gen_ai.output.messages` (already parsed by the caller) and
+ * a raw response in `output.value` (`choices[0].finish_reason`, `stop_reason`,
+ * `incomplete_details.reason`).
+ */
+export function readFinishReason(
+  attrs: Attributes,
+  outputMessages: unknown,
+  rawOutput: () => unknown,
+): string | null {
+  const fr = attrs['gen_ai.response.finish_reasons'];
+  if (fr !== undefined && fr !== null) {
+    const v = typeof fr === 'string' && fr.startsWith('[') ? firstOfArray(json(fr)) : firstOfArray(fr);
+    if (v !== null) return v;
+  }
+  for (const k of ['llm.finish_reason', 'stop_reason', 'gen_ai.completion.0.finish_reason']) {
+    const v = attrs[k];
+    if (typeof v === 'string' && v !== '') return v;
+  }
+  const ai = attrs['ai.response.finishReason'];
+  if (typeof ai === 'string' && ai !== '') return ai;
+  if (Array.isArray(outputMessages)) {
+    for (const m of outputMessages) {
+      if (isObj(m) && typeof m['finish_reason'] === 'string' && m['finish_reason'] !== '') {
+        return m['finish_reason'];
+      }
+    }
+  }
+  const out = rawOutput();
+  if (isObj(out)) {
+    const choices = out['choices'];
+    if (Array.isArray(choices) && isObj(choices[0])) {
+      const f = choices[0]['finish_reason'];
+      if (typeof f === 'string' && f !== '') return f;
+    }
+    const sr = out['stop_reason'];
+    if (typeof sr === 'string' && sr !== '') return sr;
+    const inc = out['incomplete_details'];
+    if (isObj(inc) && typeof inc['reason'] === 'string') return inc['reason'];
+  }
+  return null;
+}

@@ -1,0 +1,13 @@
+/**
+ * The normalizer (DESIGN §5, conventions §9): decoded spans, Claude Code log events and
+ * Claude Code transcripts → LLM calls, tool results and compactions. Pure functions; see
+ * README.md for the module map.
+ */
+export type { NormalizeContext, WindowOverride } from './types.ts';
+export { normalizeSpans, type SpanBatch } from './spans.ts';
+export { normalizeLogs, type LogBatch } from './claude-code-logs.ts';
+export { normalizeTranscript, type TranscriptOptions } from './transcript.ts';
+export { contextWindowFor, catalogWindow } from './windows.ts';
+export { classifyFinishReason } from './finish.ts';
+export { classifyRole, type RoleDecision } from './roles.ts';
+export { contextUsage, readRawUsage, type Usage } from './tokens.ts';

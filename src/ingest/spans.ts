@@ -1,0 +1,464 @@
+/**
+ * Span batch → kept spans (with roles) + LLM calls, tool results and compactions.
+ * Pure: the same batch always gives the same rows. Everything here is per batch; links
+ * between spans (aggregates, inherited conversation ids, tool spans joined to the next call)
+ * only see spans of the same batch.
+ */
+import type { Compaction, LlmCall, Normalized, SpanRole, ToolResult } from '../model/calls.ts';
+import type { Attributes, Span } from '../model/telemetry.ts';
+import { bool, cmpNs, firstNum, firstStr, json, num, sizeOf, str } from './attrs.ts';
+import { compaction, isCompactionEventName, readCompactionDetails } from './compactions.ts';
+import { stripAttributes, stripEvents } from './content.ts';
+import { claudeCodeAgentId, conversationIdOf, sideCallOf, streamKeyOf } from './conversation.ts';
+import { classifyFinishReason, readFinishReason } from './finish.ts';
+import { analyzeContent } from './parts.ts';
+import { classifyRole, resolveAggregates, type RoleNode, type RoleRule } from './roles.ts';
+import { contextUsage, maxOutputTokens, provider, readRawUsage, requestModel, responseModel } from './tokens.ts';
+import type { NormalizeContext } from './types.ts';
+import { contextWindowFor } from './windows.ts';
+
+/** The result of normalizing one batch of spans. */
+export interface SpanBatch {
+  /** Spans of GenAI interest with their role; content removed when the workspace does not capture it. */
+  keep: Array<Span & { role: SpanRole }>;
+  /** Spans of no GenAI interest, counted and dropped. */
+  dropped: number;
+  normalized: Normalized;
+}
+
+interface Node extends RoleNode {
+  span: Span;
+  rule: RoleRule;
+}
+
+/** True when any attribute key is GenAI-flavoured (`gen_ai.`, `llm.`, `ai.`, `claude_code`). */
+function hasGenAiKey(attrs: Attributes): boolean {
+  for (const k in attrs) {
+    const c = k.charCodeAt(0);
+    if (c === 103 /* g */) {
+      if (k.startsWith('gen_ai.')) return true;
+    } else if (c === 108 /* l */) {
+      if (k.startsWith('llm.')) return true;
+    } else if (c === 97 /* a */) {
+      if (k.startsWith('ai.')) return true;
+    } else if (c === 99 /* c */) {
+      if (k.startsWith('claude_code')) return true;
+    } else if (c === 111 /* o */) {
+      if (k === 'openinference.span.kind') return true;
+    }
+  }
+  return false;
+}
+
+function producerOf(span: Span, rule: RoleRule): string {
+  if (span.name.startsWith('claude_code.') || rule === 'claude_code') return 'claude_code';
+  const a = span.attributes;
+  if (rule === 'openinference' || a['openinference.span.kind'] !== undefined) return 'openinference';
+  if (rule === 'vercel' || span.name.startsWith('ai.')) return 'vercel';
+  if (rule === 'traceloop' || a['llm.request.type'] !== undefined || a['traceloop.span.kind'] !== undefined) {
+    return 'traceloop';
+  }
+  if (rule === 'semconv') return 'semconv';
+  return 'generic';
+}
+
+const TOOL_NAME_KEYS = ['gen_ai.tool.name', 'tool_name', 'ai.toolCall.name', 'tool.name', 'traceloop.entity.name'];
+const TOOL_ID_KEYS = ['gen_ai.tool.call.id', 'tool_use_id', 'ai.toolCall.id', 'tool.id', 'tool_call.id'];
+const TOOL_RESULT_KEYS = [
+  'gen_ai.tool.call.result',
+  'ai.toolCall.result',
+  'output.value',
+  'traceloop.entity.output',
+  'gcp.vertex.agent.tool_response',
+];
+
+/** Resolves conversation, agent and run for spans of one batch, with per-trace memo. */
+class Grouping {
+  private readonly traceConv = new Map<string, string>();
+
+  constructor(
+    private readonly byId: ReadonlyMap<string, Node>,
+    nodes: readonly Node[],
+  ) {
+    for (const n of nodes) {
+      if (this.traceConv.has(n.traceId)) continue;
+      const c = conversationIdOf(n.span.attributes);
+      if (c !== null) this.traceConv.set(n.traceId, c);
+    }
+  }
+
+  private parentOf(n: Node): Node | undefined {
+    return n.parentSpanId === null ? undefined : this.byId.get(`${n.traceId}:${n.parentSpanId}`);
+  }
+
+  /** §9.2: own attributes, ancestors, any span of the trace, resource, else the trace id (synthetic). */
+  conversation(n: Node): { id: string; synthetic: boolean } {
+    let cur: Node | undefined = n;
+    for (let i = 0; cur !== undefined && i < 256; i++) {
+      const c = conversationIdOf(cur.span.attributes);
+      if (c !== null) return { id: c, synthetic: false };
+      cur = this.parentOf(cur);
+    }
+    const t = this.traceConv.get(n.traceId);
+    if (t !== undefined) return { id: t, synthetic: false };
+    const r = conversationIdOf(n.span.resource);
+    if (r !== null) return { id: r, synthetic: false };
+    return { id: n.traceId, synthetic: true };
+  }
+
+  /**
+   * Sub-agent identity: Claude Code `agent_id` (own or nearest ancestor); else the innermost
+   * `gen_ai.agent.id` of the ancestor chain when the chain holds more than one distinct id
+   * (the outermost agent is the main thread).
+   */
+  agent(n: Node, claudeCode: boolean): string | null {
+    let cur: Node | undefined = n;
+    let innermost: string | null = null;
+    let distinct = 0;
+    for (let i = 0; cur !== undefined && i < 256; i++) {
+      const a = cur.span.attributes;
+      if (claudeCode) {
+        const id = claudeCodeAgentId(a);
+        if (id !== null) return id;
+      } else {
+        const id = str(a, 'gen_ai.agent.id');
+        if (id !== null && id !== innermost) {
+          if (innermost === null) innermost = id;
+          distinct++;
+        }
+      }
+      cur = this.parentOf(cur);
+    }
+    return distinct >= 2 ? innermost : null;
+  }
+}
+
+/**
+ * Normalizes one batch of decoded spans (conventions §9, DESIGN §5): roles, aggregates,
+ * LLM calls with usage, window, finish reason and parts; tool results; compactions. Spans of
+ * no GenAI interest are counted in `dropped`.
+ */
+export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): SpanBatch {
+  const nodes: Node[] = [];
+  const byId = new Map<string, Node>();
+  for (const span of spans) {
+    const d = classifyRole(span.name, span.attributes);
+    const n: Node = {
+      traceId: span.traceId,
+      spanId: span.spanId,
+      parentSpanId: span.parentSpanId,
+      role: d.role,
+      aggregate: false,
+      span,
+      rule: d.rule,
+    };
+    nodes.push(n);
+    byId.set(`${span.traceId}:${span.spanId}`, n);
+  }
+  resolveAggregates(nodes, byId);
+  const grouping = new Grouping(byId, nodes);
+
+  const keep: Array<Span & { role: SpanRole }> = [];
+  const calls: LlmCall[] = [];
+  const toolResults: ToolResult[] = [];
+  const compactions: Compaction[] = [];
+  let dropped = 0;
+
+  for (const n of nodes) {
+    const span = n.span;
+    const attrs = span.attributes;
+    const interesting =
+      n.role !== 'other' || n.aggregate || span.name.startsWith('claude_code') || hasGenAiKey(attrs);
+    if (!interesting) {
+      dropped++;
+      continue;
+    }
+    const needsGrouping =
+      n.role === 'llm_call' || n.role === 'tool' || n.role === 'compaction' || span.events.length > 0;
+    if (needsGrouping) {
+      const claudeCode = span.name.startsWith('claude_code');
+      const conv = grouping.conversation(n);
+      const agentId = grouping.agent(n, claudeCode);
+      const streamKey = streamKeyOf(conv.id, agentId);
+      const runId = claudeCode && !conv.synthetic ? conv.id : span.traceId;
+      const where = { conv, agentId, streamKey, runId };
+      if (n.role === 'llm_call') {
+        calls.push(buildCall(n, where, ctx, compactions));
+      } else if (n.role === 'tool') {
+        const tr = buildToolResult(n, where, ctx.workspaceId);
+        if (tr !== null) toolResults.push(tr);
+      } else if (n.role === 'compaction') {
+        const d = readCompactionDetails(attrs);
+        compactions.push(
+          compaction({
+            workspaceId: ctx.workspaceId,
+            conversationId: conv.id,
+            streamKey,
+            runId,
+            traceId: span.traceId,
+            spanId: span.spanId,
+            atNs: span.endTimeUnixNano,
+            evidence: 'span',
+            sourceKey: `span:${span.traceId}:${span.spanId}`,
+            kind: d.kind,
+            trigger: d.trigger,
+            tokensBefore: d.tokensBefore,
+            tokensAfter: d.tokensAfter,
+            messagesKept: d.messagesKept,
+            summarySize: d.summary === null ? null : d.summary.length,
+            summary: ctx.captureContent ? d.summary : null,
+          }),
+        );
+      }
+      span.events.forEach((e, i) => {
+        if (!isCompactionEventName(e.name)) return;
+        const d = readCompactionDetails(e.attributes);
+        compactions.push(
+          compaction({
+            workspaceId: ctx.workspaceId,
+            conversationId: conv.id,
+            streamKey,
+            runId,
+            traceId: span.traceId,
+            spanId: span.spanId,
+            atNs: e.timeUnixNano,
+            evidence: 'span_event',
+            sourceKey: `event:${span.traceId}:${span.spanId}:${i}`,
+            kind: d.kind,
+            trigger: d.trigger,
+            tokensBefore: d.tokensBefore,
+            tokensAfter: d.tokensAfter,
+            messagesKept: d.messagesKept,
+            summarySize: d.summary === null ? null : d.summary.length,
+            summary: ctx.captureContent ? d.summary : null,
+          }),
+        );
+      });
+    }
+    if (ctx.captureContent) {
+      keep.push({ ...span, role: n.role });
+    } else {
+      keep.push({
+        ...span,
+        attributes: stripAttributes(attrs),
+        events: span.events.length === 0 ? span.events : stripEvents(span.events),
+        role: n.role,
+      });
+    }
+  }
+
+  joinToolSpans(calls, toolResults);
+  return { keep, dropped, normalized: { calls, toolResults, compactions } };
+}
+
+interface Where {
+  conv: { id: string; synthetic: boolean };
+  agentId: string | null;
+  streamKey: string;
+  runId: string;
+}
+
+function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compaction[]): LlmCall {
+  const span = n.span;
+  const a = span.attributes;
+  const producer = producerOf(span, n.rule);
+  const usage = contextUsage(readRawUsage(a), producer === 'claude_code');
+  const reqModel = requestModel(a);
+  const resModel = responseModel(a, reqModel);
+  const win = contextWindowFor(resModel, usage.contextTokens, ctx.windowOverrides);
+  const content = analyzeContent(a);
+  let rawOut: unknown = null;
+  let rawOutRead = false;
+  const finishRaw = readFinishReason(a, content.outputMessagesParsed, () => {
+    if (!rawOutRead) {
+      rawOutRead = true;
+      const v = a['output.value'];
+      rawOut = typeof v === 'string' && v.length < 1_000_000 ? json(v) : null;
+    }
+    return rawOut;
+  });
+  const finishClass = classifyFinishReason(finishRaw);
+  const hasToolCall = bool(a, 'response.has_tool_call') === true;
+  const sideCall = sideCallOf(a);
+  const flag = bool(a, 'gen_ai.conversation.compacted') === true;
+  const base = {
+    workspaceId: ctx.workspaceId,
+    conversationId: w.conv.id,
+    streamKey: w.streamKey,
+    runId: w.runId,
+    traceId: span.traceId,
+    spanId: span.spanId,
+  };
+  if (flag) {
+    compactions.push(
+      compaction({ ...base, atNs: span.startTimeUnixNano, evidence: 'flag', kind: 'other', sourceKey: `flag:${span.traceId}:${span.spanId}` }),
+    );
+  }
+  const ic = content.inputCompaction;
+  if (ic !== null) {
+    compactions.push(
+      compaction({
+        ...base,
+        atNs: span.startTimeUnixNano,
+        evidence: 'message_part',
+        sourceKey: ic.id !== null ? `part:${w.conv.id}:${ic.id}` : `part:${span.traceId}:${span.spanId}:in`,
+        summarySize: ic.size,
+        summary: ctx.captureContent ? ic.text : null,
+      }),
+    );
+  }
+  const oc = content.outputCompaction;
+  if (oc !== null) {
+    compactions.push(
+      compaction({
+        ...base,
+        atNs: span.endTimeUnixNano,
+        evidence: 'message_part',
+        sourceKey: oc.id !== null ? `part:${w.conv.id}:${oc.id}` : `part:${span.traceId}:${span.spanId}:out`,
+        summarySize: oc.size,
+        summary: ctx.captureContent ? oc.text : null,
+      }),
+    );
+  } else if (finishClass === 'compaction') {
+    compactions.push(
+      compaction({ ...base, atNs: span.endTimeUnixNano, evidence: 'finish_reason', sourceKey: `finish:${span.traceId}:${span.spanId}` }),
+    );
+  }
+  const requestId = firstStr(a, ['request_id', 'gen_ai.response.id']);
+  if (sideCall !== null && sideCall.toLowerCase() === 'compact') {
+    compactions.push(
+      compaction({
+        ...base,
+        atNs: span.endTimeUnixNano,
+        evidence: 'claude_code_side_call',
+        // same key as the log-derived marker of the same request
+        sourceKey: `side_call:${w.conv.id}:${requestId ?? `${span.traceId}:${span.spanId}`}`,
+        tokensBefore: usage.contextTokens,
+      }),
+    );
+  }
+  return {
+    workspaceId: ctx.workspaceId,
+    traceId: span.traceId,
+    spanId: span.spanId,
+    parentSpanId: span.parentSpanId,
+    conversationId: w.conv.id,
+    conversationSynthetic: w.conv.synthetic,
+    agentId: w.agentId,
+    streamKey: w.streamKey,
+    runId: w.runId,
+    sideCall,
+    requestId,
+    startNs: span.startTimeUnixNano,
+    endNs: span.endTimeUnixNano,
+    producer,
+    provider: provider(a),
+    requestModel: reqModel,
+    responseModel: resModel,
+    inputTokensRaw: usage.inputTokensRaw,
+    cacheReadTokens: usage.cacheReadTokens,
+    cacheWriteTokens: usage.cacheWriteTokens,
+    outputTokens: usage.outputTokens,
+    contextTokens: usage.contextTokens,
+    usageRule: usage.usageRule,
+    contextWindow: win.window,
+    windowSource: win.source,
+    finishReasonRaw: finishRaw,
+    finishClass,
+    outputToolCall: hasToolCall || content.outputToolCall || finishClass === 'tool_call',
+    outputToolName: content.outputToolName,
+    maxOutputTokens: maxOutputTokens(a),
+    parts: content.parts,
+    compacted: flag || ic !== null,
+  };
+}
+
+function buildToolResult(n: Node, w: Where, workspaceId: string): ToolResult | null {
+  const span = n.span;
+  // Claude Code sub-spans of a tool (execution, blocked_on_user) would count it twice
+  if (span.name === 'claude_code.tool.execution' || span.name === 'claude_code.tool.blocked_on_user') return null;
+  const a = span.attributes;
+  const toolName = firstStr(a, TOOL_NAME_KEYS) ?? toolNameFromSpanName(span.name);
+  let resultSize: number | null = null;
+  let sizeUnit: ToolResult['sizeUnit'] = 'chars';
+  const tokens = num(a, 'result_tokens');
+  if (tokens !== null) {
+    resultSize = tokens;
+    sizeUnit = 'tokens';
+  } else {
+    for (const k of TOOL_RESULT_KEYS) {
+      const v = a[k];
+      if (v !== undefined) {
+        resultSize = sizeOf(v);
+        break;
+      }
+    }
+    if (resultSize === null) {
+      const bytes = firstNum(a, ['tool_result_size_bytes', 'gen_ai.tool.call.result.size']);
+      if (bytes !== null) {
+        resultSize = bytes.value;
+        sizeUnit = 'bytes';
+      }
+    }
+  }
+  return {
+    workspaceId,
+    traceId: span.traceId,
+    spanId: span.spanId,
+    conversationId: w.conv.id,
+    streamKey: w.streamKey,
+    toolName,
+    toolCallId: firstStr(a, TOOL_ID_KEYS),
+    resultSize,
+    sizeUnit,
+    atNs: span.endTimeUnixNano,
+    source: span.name.startsWith('claude_code') ? 'claude_code_span' : 'tool_span',
+  };
+}
+
+function toolNameFromSpanName(name: string): string {
+  if (name.startsWith('execute_tool ')) return name.slice('execute_tool '.length);
+  return name;
+}
+
+/**
+ * Tool spans as the parts fallback (§9.7 rule 5): each sized tool result is joined to the
+ * next LLM call of its stream (the first call starting at or after the result); calls
+ * without parts from messages get `source: 'tool_spans'` with the results since the previous
+ * call of the stream. One unit per call (the first result's); other units are skipped.
+ */
+function joinToolSpans(calls: LlmCall[], results: readonly ToolResult[]): void {
+  if (results.length === 0 || calls.length === 0) return;
+  const byStream = new Map<string, LlmCall[]>();
+  for (const c of calls) {
+    if (c.sideCall !== null) continue;
+    let l = byStream.get(c.streamKey);
+    if (l === undefined) byStream.set(c.streamKey, (l = []));
+    l.push(c);
+  }
+  for (const l of byStream.values()) l.sort((x, y) => cmpNs(x.startNs, y.startNs));
+  for (const r of results) {
+    if (r.resultSize === null) continue;
+    const l = byStream.get(r.streamKey);
+    if (l === undefined) continue;
+    const next = l[firstAtOrAfter(l, r.atNs)];
+    if (next === undefined || (next.parts !== null && next.parts.source !== 'tool_spans')) continue;
+    // bytes of UTF-8 text are counted as characters: close enough for shares
+    const unit = r.sizeUnit === 'tokens' ? 'tokens' : 'chars';
+    next.parts ??= { unit, total: null, system: null, tools: {}, source: 'tool_spans' };
+    if (next.parts.unit !== unit) continue;
+    next.parts.tools[r.toolName] = (next.parts.tools[r.toolName] ?? 0) + r.resultSize;
+  }
+}
+
+/** Index of the first call (sorted by start) starting at or after `ns`; `l.length` when none. */
+function firstAtOrAfter(l: readonly LlmCall[], ns: string): number {
+  let lo = 0;
+  let hi = l.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cmpNs((l[mid] as LlmCall).startNs, ns) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,184 @@
+/**
+ * Token readings and context usage (conventions §9.3): the raw readings by ordered key
+ * lookup, and `contextTokens` = fresh input + cache reads + cache writes with the rule that
+ * decided whether the raw input already included the cache.
+ */
+import type { UsageRule } from '../model/calls.ts';
+import type { Attributes } from '../model/telemetry.ts';
+import { firstNum, firstStr, isObj, json, numField } from './attrs.ts';
+
+const IN_RAW = [
+  'gen_ai.usage.input_tokens',
+  'llm.token_count.prompt',
+  'gen_ai.usage.prompt_tokens',
+  'ai.usage.inputTokens',
+  'ai.usage.promptTokens',
+  'input_tokens',
+] as const;
+
+const CACHE_READ = [
+  'gen_ai.usage.cache_read.input_tokens',
+  'gen_ai.usage.cache_read_input_tokens',
+  'llm.token_count.prompt_details.cache_read',
+  'gen_ai.usage.input_tokens.cached',
+  'ai.usage.cachedInputTokens',
+  'ai.usage.inputTokenDetails.cacheReadTokens',
+  'cache_read_tokens',
+] as const;
+
+const CACHE_WRITE = [
+  'gen_ai.usage.cache_write.input_tokens',
+  'gen_ai.usage.cache_creation.input_tokens',
+  'gen_ai.usage.cache_creation_input_tokens',
+  'llm.token_count.prompt_details.cache_write',
+  'gen_ai.usage.input_tokens.cache_write',
+  'ai.usage.inputTokenDetails.cacheWriteTokens',
+] as const;
+
+const OUT = [
+  'gen_ai.usage.output_tokens',
+  'llm.token_count.completion',
+  'gen_ai.usage.completion_tokens',
+  'ai.usage.outputTokens',
+  'ai.usage.completionTokens',
+  'output_tokens',
+] as const;
+
+/** Raw token readings of one call, before the context-usage rule. */
+export interface RawUsage {
+  inputTokensRaw: number | null;
+  cacheReadTokens: number | null;
+  cacheWriteTokens: number | null;
+  outputTokens: number | null;
+}
+
+/** `RawUsage` plus the derived context usage and the rule that produced it. */
+export interface Usage extends RawUsage {
+  contextTokens: number | null;
+  usageRule: UsageRule | null;
+}
+
+/** Vercel v5 puts Anthropic cache writes only in `ai.response.providerMetadata` JSON. */
+function providerMetadataCacheWrite(attrs: Attributes): number | null {
+  const raw = attrs['ai.response.providerMetadata'];
+  if (raw === undefined) return null;
+  const pm = json(raw);
+  if (!isObj(pm)) return null;
+  const a = pm['anthropic'];
+  return isObj(a) ? numField(a, 'cacheCreationInputTokens') : null;
+}
+
+/** Reads the raw token counts of a span or log record (conventions §9.3 order). */
+export function readRawUsage(attrs: Attributes): RawUsage {
+  const cw =
+    firstNum(attrs, CACHE_WRITE)?.value ??
+    providerMetadataCacheWrite(attrs) ??
+    firstNum(attrs, ['cache_creation_tokens'])?.value ??
+    null;
+  return {
+    inputTokensRaw: firstNum(attrs, IN_RAW)?.value ?? null,
+    cacheReadTokens: firstNum(attrs, CACHE_READ)?.value ?? null,
+    cacheWriteTokens: cw,
+    outputTokens: firstNum(attrs, OUT)?.value ?? null,
+  };
+}
+
+/**
+ * Applies the context-usage rule (conventions §9.3):
+ * - a producer known to exclude cache (Claude Code spans, logs, transcripts): raw + cache;
+ * - raw < cache read + cache write: raw must exclude cache, raw + cache (`exclusive_inferred`);
+ * - cache readings present otherwise: raw taken as inclusive (`inclusive`). This is the
+ *   ambiguous case: an exclusive producer with a small cache looks inclusive, and usage is then
+ *   under-counted by at most the cache;
+ * - no cache readings: raw as is (`no_cache`).
+ * No raw input gives null usage.
+ */
+export function contextUsage(raw: RawUsage, producerExcludesCache: boolean): Usage {
+  const { inputTokensRaw: inRaw, cacheReadTokens: cr, cacheWriteTokens: cw } = raw;
+  if (inRaw === null) return { ...raw, contextTokens: null, usageRule: null };
+  const cache = (cr ?? 0) + (cw ?? 0);
+  if (producerExcludesCache) {
+    return { ...raw, contextTokens: inRaw + cache, usageRule: 'exclusive_producer' };
+  }
+  if (cr === null && cw === null) return { ...raw, contextTokens: inRaw, usageRule: 'no_cache' };
+  if (inRaw < cache) {
+    return { ...raw, contextTokens: inRaw + cache, usageRule: 'exclusive_inferred' };
+  }
+  return { ...raw, contextTokens: inRaw, usageRule: 'inclusive' };
+}
+
+/** True when any usage key of rule 5 (§9.1) is present: a token-only span is a call candidate. */
+export function hasUsageKeys(attrs: Attributes): boolean {
+  for (const k in attrs) {
+    if (
+      k.startsWith('gen_ai.usage.') ||
+      k.startsWith('llm.token_count.') ||
+      k.startsWith('ai.usage.') ||
+      k.startsWith('llm.usage.')
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Request model (§9.3): `gen_ai.request.model` → `llm.request.model_name` → `ai.model.id` → `model` → `llm.model_name`. */
+export function requestModel(attrs: Attributes): string | null {
+  return firstStr(attrs, [
+    'gen_ai.request.model',
+    'llm.request.model_name',
+    'ai.model.id',
+    'model',
+    'llm.model_name',
+  ]);
+}
+
+/** Response model (§9.3), falling back to the request model. */
+export function responseModel(attrs: Attributes, request: string | null): string | null {
+  return (
+    firstStr(attrs, [
+      'gen_ai.response.model',
+      'llm.response.model_name',
+      'ai.response.model',
+      'llm.model_name',
+    ]) ?? request
+  );
+}
+
+/** Provider (§9.3), lower-cased: `gen_ai.provider.name` → `gen_ai.system` → `llm.provider` → `llm.system` → `ai.model.provider`. */
+export function provider(attrs: Attributes): string | null {
+  const p = firstStr(attrs, [
+    'gen_ai.provider.name',
+    'gen_ai.system',
+    'llm.provider',
+    'llm.system',
+    'ai.model.provider',
+  ]);
+  return p === null ? null : p.toLowerCase();
+}
+
+/**
+ * The requested output limit: `gen_ai.request.max_tokens`, `gen_ai.request.max_output_tokens`,
+ * `llm.request.max_tokens`, `ai.settings.maxOutputTokens`/`maxTokens`, else
+ * `llm.invocation_parameters` JSON (`max_tokens`, `max_completion_tokens`, `max_output_tokens`).
+ */
+export function maxOutputTokens(attrs: Attributes): number | null {
+  const direct = firstNum(attrs, [
+    'gen_ai.request.max_tokens',
+    'gen_ai.request.max_output_tokens',
+    'llm.request.max_tokens',
+    'ai.settings.maxOutputTokens',
+    'ai.settings.maxTokens',
+  ]);
+  if (direct !== null) return direct.value;
+  const raw = attrs['llm.invocation_parameters'];
+  if (raw === undefined) return null;
+  const p = json(raw);
+  if (!isObj(p)) return null;
+  return (
+    numField(p, 'max_tokens') ??
+    numField(p, 'max_completion_tokens') ??
+    numField(p, 'max_output_tokens') ??
+    numField(p, 'maxOutputTokens')
+  );
+}

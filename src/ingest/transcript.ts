@@ -1,0 +1,262 @@
+/**
+ * Claude Code transcript JSONL → LLM calls, tool results and compactions (conventions §7).
+ * - One line per content block: assistant lines are de-duplicated by `message.id` (usage
+ *   repeated; `output_tokens` provisional in older versions, the largest seen is kept).
+ * - Sidechain lines (`isSidechain: true`) are sub-agent streams: `agentId` from the line,
+ *   else `sidechain-<uuid of the sidechain's first line>`.
+ * - Parts are cumulative over the stream's message history (chars; system prompt unknown →
+ *   null); `compact_boundary` resets the history and yields a Compaction.
+ * - `type: "summary"` lines are titles, not compactions.
+ * - Ids are derived (trace = sha256(sessionId), span = sha256(message.id)) so a re-import
+ *   writes the same rows.
+ */
+import type { Compaction, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
+import { isObj, msToNs, numField } from './attrs.ts';
+import { compaction, normalizeTrigger } from './compactions.ts';
+import { streamKeyOf } from './conversation.ts';
+import { classifyFinishReason } from './finish.ts';
+import { spanIdFor, traceIdFor } from './ids.ts';
+import { fromProviderMessage, type Msg } from './messages.ts';
+import { partsFromMessages } from './parts.ts';
+import { contextUsage } from './tokens.ts';
+import type { NormalizeContext } from './types.ts';
+import { contextWindowFor } from './windows.ts';
+
+/** Options for one transcript file. */
+export interface TranscriptOptions {
+  /** Session id when lines lack one (default: each line's `sessionId`). */
+  sessionId?: string;
+  /** Agent id of a `subagents/agent-*.jsonl` file: every line belongs to that sub-agent. */
+  agentId?: string;
+}
+
+interface Stream {
+  history: Msg[];
+  lastBoundary: Compaction | null;
+}
+
+type Line = Record<string, unknown>;
+
+function s(o: Line, k: string): string | null {
+  const v = o[k];
+  return typeof v === 'string' && v !== '' ? v : null;
+}
+
+function tsNs(line: Line): string {
+  const t = s(line, 'timestamp');
+  const ms = t === null ? NaN : Date.parse(t);
+  return Number.isFinite(ms) ? msToNs(ms) : '0';
+}
+
+/**
+ * Normalizes one Claude Code transcript (the text of a `.jsonl` file). Lines that are not
+ * JSON objects are skipped. `options.agentId` marks a sub-agent file; an agent id starting
+ * with `acompact` is the compaction summarizer, whose calls are side calls (`compact`).
+ */
+export function normalizeTranscript(text: string, ctx: NormalizeContext, options: TranscriptOptions = {}): Normalized {
+  const calls: LlmCall[] = [];
+  const toolResults: ToolResult[] = [];
+  const compactions: Compaction[] = [];
+  const toolNames = new Map<string, string>();
+  const sidechainRoot = new Map<string, string>();
+  const streams = new Map<string, Stream>();
+  const byMessageId = new Map<string, LlmCall>();
+
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const raw = text.slice(start, end).trim();
+    start = end + 1;
+    if (raw === '' || raw.charCodeAt(0) !== 123) continue;
+    let line: unknown;
+    try {
+      line = JSON.parse(raw);
+    } catch {
+      continue;
+    }
+    if (!isObj(line)) continue;
+    const type = s(line, 'type');
+    if (type !== 'assistant' && type !== 'user' && type !== 'system') continue;
+
+    const sessionId = options.sessionId ?? s(line, 'sessionId') ?? 'unknown-session';
+    const uuid = s(line, 'uuid');
+    const sidechain = line['isSidechain'] === true;
+    let agentId: string | null = options.agentId ?? null;
+    if (sidechain && agentId === null) {
+      const parent = s(line, 'parentUuid');
+      const root = (parent !== null ? sidechainRoot.get(parent) : undefined) ?? uuid ?? 'unknown';
+      if (uuid !== null) sidechainRoot.set(uuid, root);
+      agentId = s(line, 'agentId') ?? `sidechain-${root}`;
+    }
+    const streamKey = streamKeyOf(sessionId, agentId);
+    let stream = streams.get(streamKey);
+    if (stream === undefined) streams.set(streamKey, (stream = { history: [], lastBoundary: null }));
+    const traceId = traceIdFor(sessionId);
+    const atNs = tsNs(line);
+
+    if (type === 'system') {
+      if (s(line, 'subtype') !== 'compact_boundary') continue;
+      const meta = isObj(line['compactMetadata']) ? line['compactMetadata'] : {};
+      const c = compaction({
+        workspaceId: ctx.workspaceId,
+        conversationId: sessionId,
+        streamKey,
+        runId: sessionId,
+        traceId,
+        spanId: null,
+        atNs,
+        evidence: 'transcript_boundary',
+        sourceKey: `transcript:${sessionId}:${uuid ?? atNs}`,
+        trigger: normalizeTrigger(meta['trigger'] as string | undefined),
+        tokensBefore: numField(meta, 'preTokens'),
+        tokensAfter: numField(meta, 'postTokens'),
+        messagesKept: Array.isArray(isObj(meta['preservedMessages']) ? meta['preservedMessages']['uuids'] : undefined)
+          ? ((meta['preservedMessages'] as Line)['uuids'] as unknown[]).length
+          : null,
+      });
+      compactions.push(c);
+      stream.history = [];
+      stream.lastBoundary = c;
+      continue;
+    }
+
+    const message = line['message'];
+    if (!isObj(message)) continue;
+
+    if (type === 'user') {
+      const msg = fromProviderMessage({ role: 'user', content: message['content'] });
+      stream.history.push(msg);
+      if (line['isCompactSummary'] === true && stream.lastBoundary !== null) {
+        const size = msg.blocks.reduce((n, b) => n + b.size, 0);
+        stream.lastBoundary.summarySize = size;
+        const content = message['content'];
+        if (ctx.captureContent && typeof content === 'string') stream.lastBoundary.summary = content;
+      }
+      for (const b of msg.blocks) {
+        if (b.kind !== 'tool_result' || b.id === null) continue;
+        toolResults.push({
+          workspaceId: ctx.workspaceId,
+          traceId,
+          spanId: spanIdFor(`tool_result:${b.id}`),
+          conversationId: sessionId,
+          streamKey,
+          toolName: toolNames.get(b.id) ?? 'unknown',
+          toolCallId: b.id,
+          resultSize: b.size,
+          sizeUnit: 'chars',
+          atNs,
+          source: 'claude_code_transcript',
+        });
+      }
+      continue;
+    }
+
+    // assistant: one line per content block
+    const model = typeof message['model'] === 'string' ? message['model'] : null;
+    if (model === '<synthetic>') continue; // locally written error notes, not API calls
+    const msg = fromProviderMessage({ role: 'assistant', content: message['content'] });
+    const messageId = (typeof message['id'] === 'string' ? message['id'] : null) ?? uuid ?? atNs;
+    let call = byMessageId.get(messageId);
+    if (call === undefined) {
+      call = newCall(line, message, {
+        ctx,
+        sessionId,
+        agentId,
+        streamKey,
+        traceId,
+        spanId: spanIdFor(messageId),
+        atNs,
+        model,
+        history: stream.history,
+      });
+      byMessageId.set(messageId, call);
+      calls.push(call);
+    } else {
+      call.endNs = atNs;
+      const usage = message['usage'];
+      const out = isObj(usage) ? numField(usage, 'output_tokens') : null;
+      if (out !== null && (call.outputTokens === null || out > call.outputTokens)) call.outputTokens = out;
+      const stop = typeof message['stop_reason'] === 'string' ? message['stop_reason'] : null;
+      if (stop !== null) {
+        call.finishReasonRaw = stop;
+        call.finishClass = classifyFinishReason(stop);
+        if (call.finishClass === 'tool_call') call.outputToolCall = true;
+      }
+    }
+    for (const b of msg.blocks) {
+      if (b.kind !== 'tool_call') continue;
+      call.outputToolCall = true;
+      if (b.name !== null) {
+        call.outputToolName = b.name;
+        if (b.id !== null) toolNames.set(b.id, b.name);
+      }
+    }
+    stream.history.push(msg);
+  }
+  return { calls, toolResults, compactions };
+}
+
+interface CallInit {
+  ctx: NormalizeContext;
+  sessionId: string;
+  agentId: string | null;
+  streamKey: string;
+  traceId: string;
+  spanId: string;
+  atNs: string;
+  model: string | null;
+  history: readonly Msg[];
+}
+
+function newCall(line: Line, message: Line, init: CallInit): LlmCall {
+  const u = isObj(message['usage']) ? message['usage'] : {};
+  const usage = contextUsage(
+    {
+      inputTokensRaw: numField(u, 'input_tokens'),
+      cacheReadTokens: numField(u, 'cache_read_input_tokens'),
+      cacheWriteTokens: numField(u, 'cache_creation_input_tokens'),
+      outputTokens: numField(u, 'output_tokens'),
+    },
+    true,
+  );
+  const win = contextWindowFor(init.model, usage.contextTokens, init.ctx.windowOverrides);
+  const stop = typeof message['stop_reason'] === 'string' ? message['stop_reason'] : null;
+  const finishClass = classifyFinishReason(stop);
+  const parts = partsFromMessages(init.history, null);
+  const sideCall = init.agentId !== null && init.agentId.startsWith('acompact') ? 'compact' : null;
+  return {
+    workspaceId: init.ctx.workspaceId,
+    traceId: init.traceId,
+    spanId: init.spanId,
+    parentSpanId: null,
+    conversationId: init.sessionId,
+    conversationSynthetic: false,
+    agentId: init.agentId,
+    streamKey: init.streamKey,
+    runId: init.sessionId,
+    sideCall,
+    requestId: s(line, 'requestId'),
+    startNs: init.atNs,
+    endNs: init.atNs,
+    producer: 'claude_code_transcript',
+    provider: 'anthropic',
+    requestModel: init.model,
+    responseModel: init.model,
+    inputTokensRaw: usage.inputTokensRaw,
+    cacheReadTokens: usage.cacheReadTokens,
+    cacheWriteTokens: usage.cacheWriteTokens,
+    outputTokens: usage.outputTokens,
+    contextTokens: usage.contextTokens,
+    usageRule: usage.usageRule,
+    contextWindow: win.window,
+    windowSource: win.source,
+    finishReasonRaw: stop,
+    finishClass,
+    outputToolCall: finishClass === 'tool_call',
+    outputToolName: null,
+    maxOutputTokens: null,
+    parts: { ...parts, system: null },
+    compacted: false,
+  };
+}
