@@ -150,6 +150,22 @@ export interface ConversationsTable {
   state: ColumnType<Json, string | null | undefined, string | null>;
   call_count: ColumnType<number, number | undefined, number>;
   updated_at: Timestamp;
+  /** Added by 0002_evaluator.sql: consecutive failed evaluations. */
+  eval_failures: ColumnType<number, number | undefined, number>;
+  /** Added by 0002_evaluator.sql: not claimed again before this time. */
+  eval_retry_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Added by 0002_evaluator.sql: the last failure, for operators. */
+  eval_error: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** Added by 0002_evaluator.sql: detector state saved at a call position, for replays. */
+export interface EvaluationCheckpointsTable {
+  workspace_id: string;
+  conversation_id: string;
+  at_ns: Int8;
+  at_span_id: string;
+  state: JsonColumn;
+  created_at: Timestamp;
 }
 
 export interface FindingsTable {
@@ -236,6 +252,7 @@ export interface Database {
   tool_results: ToolResultsTable;
   compactions: CompactionsTable;
   conversations: ConversationsTable;
+  evaluation_checkpoints: EvaluationCheckpointsTable;
   findings: FindingsTable;
   alert_settings: AlertSettingsTable;
   channels: ChannelsTable;

@@ -1,0 +1,166 @@
+/**
+ * Evaluates one claimed conversation inside the caller's transaction: decides where to start
+ * (the stored position, or a rewind for late items), reads the new items page by page, runs
+ * the detectors from the stored state, upserts findings with their outbox rows, and stores
+ * the new position and state.
+ */
+import type { Detector, TimelineItem } from '../detectors/types.ts';
+import { getAlertSettings } from '../store/alerts.ts';
+import {
+  deleteCheckpoints,
+  rewindToCheckpoint,
+  saveCheckpoints,
+  saveEvaluation,
+  type Checkpoint,
+  type ClaimedConversation,
+} from '../store/conversations.ts';
+import type { Db } from '../store/db.ts';
+import { enqueueDeliveries } from '../store/deliveries.ts';
+import { upsertFinding } from '../store/findings.ts';
+import { loadTimelinePage, type TimelinePosition } from '../store/timeline.ts';
+import { DraftSet, feedTimeline } from './run.ts';
+import { initialState, readState, type EvaluatorState } from './state.ts';
+import { applyWindowOverrides } from './window-overrides.ts';
+
+/** Tuning of one evaluation; the defaults suit every deployment so far. */
+export interface EvaluateOptions {
+  /** The detectors to run, in order. */
+  detectors: readonly Detector[];
+  /** Calls read per query. Default 500. */
+  pageSize?: number;
+  /**
+   * Calls evaluated per transaction; a conversation with more pending stays dirty and is
+   * claimed again (keeps transactions short, lets other conversations in). Default 5000.
+   */
+  maxCallsPerTransaction?: number;
+  /** A checkpoint of the state is saved every this many calls; 0 disables. Default 256. */
+  checkpointEvery?: number;
+}
+
+/** What one evaluation did. */
+export interface EvaluationResult {
+  workspaceId: string;
+  conversationId: string;
+  /** Calls fed to the detectors. */
+  calls: number;
+  /** How evaluation started: from the stored position, or rewound for late items. */
+  start: 'incremental' | 'checkpoint' | 'beginning';
+  findingsCreated: number;
+  findingsEscalated: number;
+  findingsUpdated: number;
+  deliveriesQueued: number;
+  /** False when the alert is disabled: the position advanced, no findings were written. */
+  enabled: boolean;
+  /** False when calls remain for another transaction. */
+  settled: boolean;
+}
+
+const DEFAULT_PAGE_SIZE = 500;
+const DEFAULT_MAX_CALLS = 5000;
+const DEFAULT_CHECKPOINT_EVERY = 256;
+
+/**
+ * Where to resume: the stored position and state when every pending item lies after the
+ * position; else (a late item at or before it) the latest checkpoint before the earliest
+ * pending item, or the beginning. `pending_from_ns` equal to the position's start counts as
+ * late, because calls starting in the same nanosecond are ordered by span id.
+ */
+async function resumePoint(
+  db: Db,
+  claimed: ClaimedConversation,
+  detectors: readonly Detector[],
+): Promise<{
+  state: EvaluatorState;
+  position: TimelinePosition | null;
+  start: EvaluationResult['start'];
+}> {
+  const stored = readState(claimed.state, detectors);
+  const { position, pendingFromNs } = claimed;
+  const late =
+    position !== null && pendingFromNs !== null && BigInt(pendingFromNs) <= BigInt(position.ns);
+  if (stored && position && !late) return { state: stored, position, start: 'incremental' };
+  if (stored && position && pendingFromNs !== null) {
+    const checkpoint: Checkpoint | undefined = await rewindToCheckpoint(db, claimed, pendingFromNs);
+    const state = checkpoint && readState(checkpoint.state, detectors);
+    if (checkpoint && state) return { state, position: checkpoint.position, start: 'checkpoint' };
+  }
+  await deleteCheckpoints(db, claimed);
+  return { state: initialState(detectors), position: null, start: 'beginning' };
+}
+
+/**
+ * Evaluates a conversation claimed with `claimSettledConversation`, in the same transaction
+ * (`db`). Findings and their deliveries are written there too: they commit or roll back
+ * with the position.
+ */
+export async function evaluateConversation(
+  db: Db,
+  claimed: ClaimedConversation,
+  options: EvaluateOptions,
+): Promise<EvaluationResult> {
+  const { detectors } = options;
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  const maxCalls = options.maxCallsPerTransaction ?? DEFAULT_MAX_CALLS;
+  const checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
+  const key = { workspaceId: claimed.workspaceId, conversationId: claimed.conversationId };
+
+  const settings = await getAlertSettings(db, claimed.workspaceId);
+  const context = { thresholds: settings.thresholds };
+  const resume = await resumePoint(db, claimed, detectors);
+  let { state, position } = resume;
+
+  const drafts = new DraftSet();
+  const checkpoints: Checkpoint[] = [];
+  let calls = 0;
+  let settled = true;
+  for (;;) {
+    if (calls >= maxCalls) {
+      settled = false;
+      break;
+    }
+    const want = Math.min(pageSize, maxCalls - calls);
+    const page = await loadTimelinePage(db, key, position, want);
+    if (!page.last) break;
+    const items: TimelineItem[] = page.items.map((item) =>
+      item.type === 'call'
+        ? { type: 'call', call: applyWindowOverrides(item.call, settings.windowOverrides) }
+        : item,
+    );
+    const fed = feedTimeline(detectors, state, items, context, drafts, checkpointEvery);
+    state = fed.state;
+    checkpoints.push(...fed.checkpoints);
+    position = page.last;
+    calls += page.calls;
+    if (page.calls < want) break;
+  }
+
+  const result: EvaluationResult = {
+    ...key,
+    calls,
+    start: resume.start,
+    findingsCreated: 0,
+    findingsEscalated: 0,
+    findingsUpdated: 0,
+    deliveriesQueued: 0,
+    enabled: settings.enabled,
+    settled,
+  };
+  if (settings.enabled) {
+    for (const draft of drafts.values()) {
+      const upserted = await upsertFinding(db, claimed.workspaceId, draft);
+      if (upserted.outcome === 'updated') result.findingsUpdated += 1;
+      if (upserted.outcome !== 'created' && upserted.outcome !== 'escalated') continue;
+      if (upserted.outcome === 'created') result.findingsCreated += 1;
+      else result.findingsEscalated += 1;
+      result.deliveriesQueued += await enqueueDeliveries(db, {
+        workspaceId: claimed.workspaceId,
+        findingId: upserted.id,
+        severity: upserted.severity,
+        event: upserted.outcome,
+      });
+    }
+  }
+  await saveCheckpoints(db, key, checkpoints);
+  await saveEvaluation(db, claimed, { position, state, settled });
+  return result;
+}

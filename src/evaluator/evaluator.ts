@@ -1,0 +1,165 @@
+/**
+ * The evaluator loop: every `evaluatorPollMs` it claims settled conversations (dirty, no new
+ * items for `evaluatorQuietMs`) one at a time, each in its own transaction with
+ * `FOR UPDATE SKIP LOCKED`, and evaluates them (evaluate.ts). Any number of processes can run
+ * it against one PostgreSQL database: a conversation is evaluated by one of them at a time,
+ * and everything an evaluation writes commits atomically with its new position.
+ */
+import type { Config } from '../config.ts';
+import { DETECTORS } from '../detectors/index.ts';
+import type { Detector } from '../detectors/types.ts';
+import {
+  claimSettledConversation,
+  evaluationFailures,
+  recordEvaluationFailure,
+} from '../store/conversations.ts';
+import type { Store } from '../store/db.ts';
+import { evaluateConversation, type EvaluateOptions, type EvaluationResult } from './evaluate.ts';
+
+/** The logging the evaluator needs (pino and fastify loggers fit). */
+export interface EvaluatorLog {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface EvaluatorOptions {
+  store: Pick<Store, 'db'>;
+  config: Pick<Config, 'evaluatorQuietMs' | 'evaluatorPollMs'>;
+  log: EvaluatorLog;
+  /** The detectors to run. Default: the four of src/detectors (`DETECTORS`). */
+  detectors?: readonly Detector[];
+  /** Called after each evaluation commits (metrics, latency benchmarks, tests). */
+  onEvaluated?: (result: EvaluationResult) => void;
+  /** Tuning passed to each evaluation (page size, transaction size, checkpoint interval). */
+  tuning?: Omit<EvaluateOptions, 'detectors'>;
+  /** Most conversations one `runOnce` evaluates before yielding to the poll timer. Default 1000. */
+  maxPerRun?: number;
+}
+
+export interface Evaluator {
+  /** Stops polling and waits for the evaluation in progress. Safe to call twice. */
+  stop(): Promise<void>;
+  /**
+   * Evaluates settled conversations until none is left (or `maxPerRun`); resolves to the
+   * number evaluated. Runs after a run in progress in this evaluator (the poll loop's) ends.
+   * Never rejects: failures are logged and put the conversation in backoff. After `stop()`
+   * it evaluates nothing.
+   */
+  runOnce(): Promise<number>;
+}
+
+/** Backoff after `failures` consecutive failures of a conversation: 1 s doubling to 5 min, ±20% jitter. */
+export function failureBackoffMs(failures: number, random: () => number = Math.random): number {
+  const base = Math.min(300_000, 1000 * 2 ** Math.max(0, failures - 1));
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}
+
+/** Starts the evaluator loop; `stop()` ends it. */
+export function startEvaluator(options: EvaluatorOptions): Evaluator {
+  const { store, config, log } = options;
+  const detectors = options.detectors ?? DETECTORS;
+  const maxPerRun = options.maxPerRun ?? 1000;
+  const evaluateOptions: EvaluateOptions = { ...options.tuning, detectors };
+  let stopping = false;
+  let failing = false;
+  let wake: (() => void) | undefined;
+
+  /**
+   * Claims and evaluates one conversation. A failure after the claim puts that conversation in
+   * backoff and is reported as `failed`; a failure before it (the database) rejects.
+   */
+  async function evaluateNext(): Promise<
+    { status: 'none' } | { status: 'evaluated'; result: EvaluationResult } | { status: 'failed' }
+  > {
+    let claimedKey: { workspaceId: string; conversationId: string } | undefined;
+    try {
+      const result = await store.db.transaction().execute(async (trx) => {
+        const claimed = await claimSettledConversation(trx, { quietMs: config.evaluatorQuietMs });
+        if (!claimed) return undefined;
+        claimedKey = { workspaceId: claimed.workspaceId, conversationId: claimed.conversationId };
+        return evaluateConversation(trx, claimed, evaluateOptions);
+      });
+      return result ? { status: 'evaluated', result } : { status: 'none' };
+    } catch (error) {
+      if (!claimedKey) throw error;
+      // The transaction rolled back; put this conversation in backoff so others go first.
+      const failures = (await evaluationFailures(store.db, claimedKey)) + 1;
+      const retryAfterMs = failureBackoffMs(failures);
+      await recordEvaluationFailure(store.db, claimedKey, { error: describe(error), retryAfterMs });
+      log.error(
+        { ...claimedKey, failures, retryAfterMs, err: error },
+        'conversation evaluation failed',
+      );
+      return { status: 'failed' };
+    }
+  }
+
+  /** One run at a time per evaluator: a `runOnce` during the loop's run waits for it. */
+  let running: Promise<number> = Promise.resolve(0);
+  function runOnce(): Promise<number> {
+    running = running.then(runAll, runAll);
+    return running;
+  }
+
+  async function runAll(): Promise<number> {
+    let evaluated = 0;
+    try {
+      while (!stopping && evaluated < maxPerRun) {
+        const next = await evaluateNext();
+        if (failing) {
+          failing = false;
+          log.info({}, 'evaluator reaches the database again');
+        }
+        if (next.status === 'none') break;
+        if (next.status === 'failed') continue;
+        evaluated += 1;
+        try {
+          options.onEvaluated?.(next.result);
+        } catch (error) {
+          log.error({ err: error }, 'onEvaluated callback threw');
+        }
+      }
+    } catch (error) {
+      // The database itself failed (claim or failure bookkeeping): log once until it recovers.
+      if (!failing) {
+        failing = true;
+        log.warn({ err: error }, 'evaluator cannot reach the database; retrying every poll');
+      }
+    }
+    return evaluated;
+  }
+
+  // Poll: wait, run, repeat. The first run comes after one poll interval, so a caller that
+  // starts the evaluator and calls runOnce itself (tests) is never raced by the timer.
+  const loop = (async () => {
+    while (!stopping) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, config.evaluatorPollMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+      if (!stopping) await runOnce();
+    }
+  })();
+
+  return {
+    runOnce,
+    async stop() {
+      stopping = true;
+      wake?.();
+      await loop;
+    },
+  };
+}

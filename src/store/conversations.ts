@@ -1,0 +1,271 @@
+/**
+ * Evaluation state per conversation: ingest marks a conversation dirty, the evaluator claims
+ * settled ones with `FOR UPDATE SKIP LOCKED` (so any number of processes share one database
+ * without evaluating a conversation twice at once), advances the position and stores the
+ * detectors' state. Checkpoints of that state let a late call replay from nearby.
+ * Every function takes the database handle first; the caller owns the transaction.
+ */
+import { sql } from 'kysely';
+import type { Db } from './db.ts';
+import type { TimelinePosition } from './timeline.ts';
+
+/** A conversation claimed for evaluation: its row lock is held until the transaction ends. */
+export interface ClaimedConversation {
+  workspaceId: string;
+  conversationId: string;
+  /** The earliest start (Unix ns) of what arrived since the last evaluation; null when unknown. */
+  pendingFromNs: string | null;
+  /** The last evaluated call; null before the first evaluation. */
+  position: TimelinePosition | null;
+  /** The detectors' stored state (JSON), null before the first evaluation. */
+  state: unknown;
+  /** `last_ingest_at` as PostgreSQL text (microseconds kept), to detect arrivals meanwhile. */
+  lastIngestAt: string;
+}
+
+/** What one ingest transaction adds to a conversation. */
+export interface IngestMark {
+  conversationId: string;
+  /** The earliest start (Unix ns) of the new calls and compactions. */
+  fromNs: string;
+  /** Number of new calls. */
+  calls: number;
+}
+
+/**
+ * Marks conversations as having new items (run in the ingest transaction): dirty, last
+ * ingest now, `pending_from_ns` lowered to the earliest new item, `call_count` increased.
+ * Rows are written in conversation id order, so concurrent ingests cannot deadlock here.
+ */
+export async function markConversationsDirty(
+  db: Db,
+  workspaceId: string,
+  marks: readonly IngestMark[],
+): Promise<void> {
+  if (marks.length === 0) return;
+  const merged = new Map<string, IngestMark>();
+  for (const mark of marks) {
+    const seen = merged.get(mark.conversationId);
+    merged.set(
+      mark.conversationId,
+      seen
+        ? {
+            conversationId: mark.conversationId,
+            fromNs: BigInt(seen.fromNs) <= BigInt(mark.fromNs) ? seen.fromNs : mark.fromNs,
+            calls: seen.calls + mark.calls,
+          }
+        : mark,
+    );
+  }
+  const rows = [...merged.values()].sort((a, b) =>
+    a.conversationId < b.conversationId ? -1 : a.conversationId > b.conversationId ? 1 : 0,
+  );
+  await db
+    .insertInto('conversations')
+    .values(
+      rows.map((mark) => ({
+        workspace_id: workspaceId,
+        id: mark.conversationId,
+        dirty: true,
+        pending_from_ns: mark.fromNs,
+        call_count: mark.calls,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['workspace_id', 'id']).doUpdateSet({
+        dirty: true,
+        last_ingest_at: sql`now()`,
+        pending_from_ns: sql`LEAST(conversations.pending_from_ns, excluded.pending_from_ns)`,
+        call_count: sql`conversations.call_count + excluded.call_count`,
+        updated_at: sql`now()`,
+      }),
+    )
+    .execute();
+}
+
+/**
+ * Claims one dirty conversation whose last ingest is older than `quietMs` (oldest first),
+ * skipping rows other transactions hold and conversations in failure backoff. Must run in a
+ * transaction: the row stays locked until it ends.
+ */
+export async function claimSettledConversation(
+  db: Db,
+  options: { quietMs: number },
+): Promise<ClaimedConversation | undefined> {
+  const row = await db
+    .selectFrom('conversations')
+    .select([
+      'workspace_id',
+      'id',
+      'pending_from_ns',
+      'evaluated_ns',
+      'evaluated_span_id',
+      'state',
+      sql<string>`last_ingest_at::text`.as('last_ingest_text'),
+    ])
+    .where('dirty', '=', true)
+    .where(
+      'last_ingest_at',
+      '<',
+      sql<Date>`now() - ${options.quietMs}::int * interval '1 millisecond'`,
+    )
+    .where((eb) =>
+      eb.or([eb('eval_retry_at', 'is', null), eb('eval_retry_at', '<=', sql<Date>`now()`)]),
+    )
+    .orderBy('last_ingest_at')
+    .limit(1)
+    .forUpdate()
+    .skipLocked()
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    workspaceId: row.workspace_id,
+    conversationId: row.id,
+    pendingFromNs: row.pending_from_ns === null ? null : String(row.pending_from_ns),
+    position:
+      row.evaluated_ns === null || row.evaluated_span_id === null
+        ? null
+        : { ns: String(row.evaluated_ns), spanId: row.evaluated_span_id },
+    state: row.state ?? null,
+    lastIngestAt: row.last_ingest_text,
+  };
+}
+
+/**
+ * Stores an evaluation's result on the claimed row: the new position and state, and resets
+ * the failure count. With `settled`, also clears `dirty` and `pending_from_ns` — but only if
+ * `last_ingest_at` still equals the claimed value (nothing arrived meanwhile); otherwise the
+ * conversation stays dirty and is evaluated again.
+ */
+export async function saveEvaluation(
+  db: Db,
+  claimed: Pick<ClaimedConversation, 'workspaceId' | 'conversationId' | 'lastIngestAt'>,
+  result: { position: TimelinePosition | null; state: unknown; settled: boolean },
+): Promise<void> {
+  const unchanged = sql<boolean>`last_ingest_at = ${claimed.lastIngestAt}::timestamptz`;
+  await db
+    .updateTable('conversations')
+    .set({
+      evaluated_ns: result.position?.ns ?? null,
+      evaluated_span_id: result.position?.spanId ?? null,
+      state: JSON.stringify(result.state),
+      dirty: result.settled ? sql<boolean>`NOT (${unchanged})` : true,
+      pending_from_ns: result.settled
+        ? sql<string | null>`CASE WHEN ${unchanged} THEN NULL ELSE pending_from_ns END`
+        : null,
+      eval_failures: 0,
+      eval_retry_at: null,
+      eval_error: null,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('workspace_id', '=', claimed.workspaceId)
+    .where('id', '=', claimed.conversationId)
+    .execute();
+}
+
+/**
+ * Records a failed evaluation (in its own transaction, after the failed one rolled back):
+ * the conversation stays dirty and is retried after `retryAfterMs`.
+ */
+export async function recordEvaluationFailure(
+  db: Db,
+  key: { workspaceId: string; conversationId: string },
+  failure: { error: string; retryAfterMs: number },
+): Promise<void> {
+  await db
+    .updateTable('conversations')
+    .set({
+      eval_failures: sql<number>`eval_failures + 1`,
+      eval_retry_at: sql<Date>`now() + ${Math.max(0, Math.round(failure.retryAfterMs))}::int * interval '1 millisecond'`,
+      eval_error: failure.error.slice(0, 1000),
+    })
+    .where('workspace_id', '=', key.workspaceId)
+    .where('id', '=', key.conversationId)
+    .execute();
+}
+
+/** Current failure count of a conversation (0 when absent), for the backoff. */
+export async function evaluationFailures(
+  db: Db,
+  key: { workspaceId: string; conversationId: string },
+): Promise<number> {
+  const row = await db
+    .selectFrom('conversations')
+    .select('eval_failures')
+    .where('workspace_id', '=', key.workspaceId)
+    .where('id', '=', key.conversationId)
+    .executeTakeFirst();
+  return row?.eval_failures ?? 0;
+}
+
+/** A saved detector state and the position it was saved at. */
+export interface Checkpoint {
+  position: TimelinePosition;
+  state: unknown;
+}
+
+/** Saves checkpoints (idempotent per position: a replay overwrites the same position). */
+export async function saveCheckpoints(
+  db: Db,
+  key: { workspaceId: string; conversationId: string },
+  checkpoints: readonly Checkpoint[],
+): Promise<void> {
+  if (checkpoints.length === 0) return;
+  await db
+    .insertInto('evaluation_checkpoints')
+    .values(
+      checkpoints.map((checkpoint) => ({
+        workspace_id: key.workspaceId,
+        conversation_id: key.conversationId,
+        at_ns: checkpoint.position.ns,
+        at_span_id: checkpoint.position.spanId,
+        state: JSON.stringify(checkpoint.state),
+      })),
+    )
+    .onConflict((oc) =>
+      oc
+        .columns(['workspace_id', 'conversation_id', 'at_ns', 'at_span_id'])
+        .doUpdateSet({ state: (eb) => eb.ref('excluded.state'), created_at: sql<Date>`now()` }),
+    )
+    .execute();
+}
+
+/**
+ * Returns the latest checkpoint strictly before `beforeNs` (none: replay from the start) and
+ * deletes every checkpoint at or after it, since an item at `beforeNs` makes them stale.
+ */
+export async function rewindToCheckpoint(
+  db: Db,
+  key: { workspaceId: string; conversationId: string },
+  beforeNs: string,
+): Promise<Checkpoint | undefined> {
+  await db
+    .deleteFrom('evaluation_checkpoints')
+    .where('workspace_id', '=', key.workspaceId)
+    .where('conversation_id', '=', key.conversationId)
+    .where('at_ns', '>=', beforeNs)
+    .execute();
+  const row = await db
+    .selectFrom('evaluation_checkpoints')
+    .select(['at_ns', 'at_span_id', 'state'])
+    .where('workspace_id', '=', key.workspaceId)
+    .where('conversation_id', '=', key.conversationId)
+    .orderBy('at_ns', 'desc')
+    .orderBy('at_span_id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return { position: { ns: String(row.at_ns), spanId: row.at_span_id }, state: row.state };
+}
+
+/** Deletes every checkpoint of a conversation (its state is rebuilt from the start). */
+export async function deleteCheckpoints(
+  db: Db,
+  key: { workspaceId: string; conversationId: string },
+): Promise<void> {
+  await db
+    .deleteFrom('evaluation_checkpoints')
+    .where('workspace_id', '=', key.workspaceId)
+    .where('conversation_id', '=', key.conversationId)
+    .execute();
+}

@@ -1,0 +1,261 @@
+/**
+ * Findings: upserted by `(workspace_id, detector, anchor)` — never duplicated, never
+ * retracted, severity never lowered — and listed newest first with cursor pagination.
+ * Every function takes the database handle first; the caller owns the transaction.
+ */
+import { sql, type Selectable } from 'kysely';
+import {
+  SEVERITY_RANK,
+  type DetectorId,
+  type Finding,
+  type FindingDraft,
+  type Severity,
+} from '../model/findings.ts';
+import type { Db } from './db.ts';
+import type { FindingsTable } from './schema.ts';
+
+/** What an upsert did. `escalated`: an existing finding was raised to critical. */
+export type UpsertOutcome = 'created' | 'escalated' | 'updated' | 'unchanged';
+
+export interface UpsertResult {
+  id: string;
+  outcome: UpsertOutcome;
+  /** The stored severity after the upsert (never lower than before). */
+  severity: Severity;
+}
+
+/** Maps a `findings` row to the model. */
+export function toFinding(row: Selectable<FindingsTable>): Finding {
+  return {
+    id: String(row.id),
+    workspace: row.workspace_id,
+    detector: row.detector as DetectorId,
+    anchor: row.anchor,
+    severity: row.severity,
+    kind: row.kind,
+    conversationId: row.conversation_id,
+    streamKey: row.stream_key,
+    runId: row.run_id,
+    traceId: row.trace_id,
+    spanId: row.span_id,
+    model: row.model,
+    summary: row.summary,
+    details: (row.details ?? {}) as Record<string, unknown>,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+const INT8_MAX = 9_223_372_036_854_775_807n;
+
+/** True when `id` is a decimal bigint id (what finding ids look like). */
+export function isFindingId(id: string): boolean {
+  return /^\d{1,19}$/.test(id) && BigInt(id) <= INT8_MAX && BigInt(id) > 0n;
+}
+
+function maxSeverity(a: Severity, b: Severity): Severity {
+  return SEVERITY_RANK[a] >= SEVERITY_RANK[b] ? a : b;
+}
+
+/** JSON with object keys sorted, to compare jsonb values read back with drafts. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
+      : v,
+  );
+}
+
+/**
+ * Inserts a finding, or updates the one with the same `(detector, anchor)`: the severity is
+ * raised but never lowered; kind, summary, details, model and the anchoring call are replaced.
+ * An update that changes nothing is skipped (`unchanged`). Safe under concurrency: a
+ * concurrent insert of the same anchor turns this into an update of that row.
+ */
+export async function upsertFinding(
+  db: Db,
+  workspaceId: string,
+  draft: FindingDraft,
+): Promise<UpsertResult> {
+  for (let attempt = 0; ; attempt++) {
+    const existing = await db
+      .selectFrom('findings')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('detector', '=', draft.detector)
+      .where('anchor', '=', draft.anchor)
+      .forUpdate()
+      .executeTakeFirst();
+    if (existing) return updateExisting(db, existing, draft);
+
+    const inserted = await db
+      .insertInto('findings')
+      .values({
+        workspace_id: workspaceId,
+        detector: draft.detector,
+        anchor: draft.anchor,
+        severity: draft.severity,
+        kind: draft.kind,
+        conversation_id: draft.conversationId,
+        stream_key: draft.streamKey,
+        run_id: draft.runId,
+        trace_id: draft.traceId,
+        span_id: draft.spanId,
+        model: draft.model,
+        summary: draft.summary,
+        details: JSON.stringify(draft.details),
+      })
+      .onConflict((oc) => oc.columns(['workspace_id', 'detector', 'anchor']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted) return { id: String(inserted.id), outcome: 'created', severity: draft.severity };
+    // Another transaction inserted the same anchor and committed; update its row instead.
+    if (attempt >= 2)
+      throw new Error(`finding ${draft.detector}/${draft.anchor} neither inserted nor found`);
+  }
+}
+
+async function updateExisting(
+  db: Db,
+  existing: Selectable<FindingsTable>,
+  draft: FindingDraft,
+): Promise<UpsertResult> {
+  const severity = maxSeverity(existing.severity, draft.severity);
+  const id = String(existing.id);
+  const same =
+    severity === existing.severity &&
+    draft.kind === existing.kind &&
+    draft.summary === existing.summary &&
+    draft.model === existing.model &&
+    draft.traceId === existing.trace_id &&
+    draft.spanId === existing.span_id &&
+    canonicalJson(draft.details) === canonicalJson(existing.details);
+  if (same) return { id, outcome: 'unchanged', severity };
+  await db
+    .updateTable('findings')
+    .set({
+      severity,
+      kind: draft.kind,
+      trace_id: draft.traceId,
+      span_id: draft.spanId,
+      model: draft.model,
+      summary: draft.summary,
+      details: JSON.stringify(draft.details),
+      updated_at: sql<Date>`now()`,
+    })
+    .where('id', '=', id)
+    .execute();
+  const escalated = severity === 'critical' && existing.severity !== 'critical';
+  return { id, outcome: escalated ? 'escalated' : 'updated', severity };
+}
+
+/** Filters of a findings listing; all optional, combined with AND. */
+export interface FindingFilter {
+  detector?: DetectorId | undefined;
+  severity?: Severity | undefined;
+  conversationId?: string | undefined;
+  runId?: string | undefined;
+  /** Created at or after this time. */
+  since?: Date | undefined;
+  /** Created before this time. */
+  until?: Date | undefined;
+}
+
+export interface FindingPage {
+  items: Finding[];
+  /** Pass as `cursor` to get the next page; null on the last page. */
+  next: string | null;
+}
+
+/** Largest page `listFindings` returns. */
+export const MAX_FINDINGS_PAGE = 200;
+
+interface CursorKey {
+  /** created_at in UTC, ISO 8601 with microseconds (what PostgreSQL stores). */
+  t: string;
+  id: string;
+}
+
+function encodeCursor(key: CursorKey): string {
+  return Buffer.from(JSON.stringify(key)).toString('base64url');
+}
+
+/** Decodes a cursor from `listFindings`; undefined when it is malformed. */
+export function decodeFindingCursor(cursor: string): CursorKey | undefined {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { t, id } = value as Record<string, unknown>;
+    if (typeof t !== 'string' || typeof id !== 'string' || !isFindingId(id)) return undefined;
+    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(t)) return undefined;
+    return { t, id };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Lists a workspace's findings newest first (`created_at`, then id), `limit` at a time
+ * (1..200). `cursor` continues after the last item of a previous page; a malformed cursor is
+ * the caller's to reject with `decodeFindingCursor` first (here it throws).
+ */
+export async function listFindings(
+  db: Db,
+  workspaceId: string,
+  filter: FindingFilter,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<FindingPage> {
+  const limit = Math.min(Math.max(1, Math.trunc(page.limit)), MAX_FINDINGS_PAGE);
+  let query = db
+    .selectFrom('findings')
+    .selectAll()
+    .select(
+      sql<string>`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as(
+        'created_text',
+      ),
+    )
+    .where('workspace_id', '=', workspaceId);
+  if (filter.detector) query = query.where('detector', '=', filter.detector);
+  if (filter.severity) query = query.where('severity', '=', filter.severity);
+  if (filter.conversationId) query = query.where('conversation_id', '=', filter.conversationId);
+  if (filter.runId) query = query.where('run_id', '=', filter.runId);
+  if (filter.since) query = query.where('created_at', '>=', filter.since);
+  if (filter.until) query = query.where('created_at', '<', filter.until);
+  if (page.cursor !== undefined) {
+    const key = decodeFindingCursor(page.cursor);
+    if (!key) throw new Error('malformed findings cursor');
+    query = query.where((eb) =>
+      eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(sql<Date>`${key.t}::timestamptz`, key.id)),
+    );
+  }
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  const more = rows.length > limit;
+  const shown = more ? rows.slice(0, limit) : rows;
+  const last = shown.at(-1);
+  return {
+    items: shown.map(({ created_text: _created, ...row }) => toFinding(row)),
+    next: more && last ? encodeCursor({ t: last.created_text, id: String(last.id) }) : null,
+  };
+}
+
+/** A finding by id within a workspace; undefined when absent or in another workspace. */
+export async function getFinding(
+  db: Db,
+  workspaceId: string,
+  id: string,
+): Promise<Finding | undefined> {
+  if (!isFindingId(id)) return undefined;
+  const row = await db
+    .selectFrom('findings')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row ? toFinding(row) : undefined;
+}

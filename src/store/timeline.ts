@@ -1,0 +1,228 @@
+/**
+ * A conversation's timeline as the detectors read it: LLM calls in `(start_ns, span_id)`
+ * order merged with compactions in `at_ns` order, read page by page after a position with
+ * indexed range queries (llm_calls_conversation_idx, compactions_conversation_idx), so that
+ * reading the next calls of a conversation costs the same at call 10,000 as at call 10.
+ *
+ * Ordering rules (the evaluator's position depends on them):
+ * - calls are ordered by `(start_ns, span_id)` as PostgreSQL orders them;
+ * - a compaction at `at_ns` comes before every call starting at or after `at_ns`;
+ * - a page ends with a call. Compactions after a page's last call are not part of it: they
+ *   are read with the next call, so a position `(ns, spanId)` always means "every call up to
+ *   it and every compaction at or before `ns`".
+ */
+import type { Selectable } from 'kysely';
+import type {
+  Compaction,
+  CompactionEvidence,
+  FinishClass,
+  InputParts,
+  LlmCall,
+  UsageRule,
+  WindowSource,
+} from '../model/calls.ts';
+import type { TimelineItem } from '../detectors/types.ts';
+import type { Db } from './db.ts';
+import type { CompactionsTable, LlmCallsTable } from './schema.ts';
+
+/** A point in a conversation's call order: the start and span id of a call. */
+export interface TimelinePosition {
+  /** Unix nanoseconds, decimal string. */
+  ns: string;
+  spanId: string;
+}
+
+export interface TimelinePage {
+  /** Compactions and calls, in timeline order. */
+  items: TimelineItem[];
+  /** Number of calls in `items`. */
+  calls: number;
+  /** The position of the page's last call; null when the page is empty. */
+  last: TimelinePosition | null;
+}
+
+/** Maps an `llm_calls` row to the model. */
+export function toLlmCall(row: Selectable<LlmCallsTable>): LlmCall {
+  return {
+    workspaceId: row.workspace_id,
+    traceId: row.trace_id,
+    spanId: row.span_id,
+    parentSpanId: row.parent_span_id,
+    conversationId: row.conversation_id,
+    conversationSynthetic: row.conversation_synthetic,
+    agentId: row.agent_id,
+    streamKey: row.stream_key,
+    runId: row.run_id,
+    sideCall: row.side_call,
+    requestId: row.request_id,
+    startNs: String(row.start_ns),
+    endNs: String(row.end_ns),
+    producer: row.producer,
+    provider: row.provider,
+    requestModel: row.request_model,
+    responseModel: row.response_model,
+    inputTokensRaw: row.input_tokens_raw,
+    cacheReadTokens: row.cache_read_tokens,
+    cacheWriteTokens: row.cache_write_tokens,
+    outputTokens: row.output_tokens,
+    contextTokens: row.context_tokens,
+    usageRule: row.usage_rule as UsageRule | null,
+    contextWindow: row.context_window,
+    windowSource: row.window_source as WindowSource | null,
+    finishReasonRaw: row.finish_reason_raw,
+    finishClass: row.finish_class as FinishClass | null,
+    outputToolCall: row.output_tool_call,
+    outputToolName: row.output_tool_name,
+    maxOutputTokens: row.max_output_tokens,
+    parts: (row.parts ?? null) as InputParts | null,
+    compacted: row.compacted,
+  };
+}
+
+/** Maps a `compactions` row to the model. */
+export function toCompaction(row: Selectable<CompactionsTable>): Compaction {
+  return {
+    workspaceId: row.workspace_id,
+    conversationId: row.conversation_id,
+    streamKey: row.stream_key,
+    runId: row.run_id,
+    traceId: row.trace_id,
+    spanId: row.span_id,
+    atNs: String(row.at_ns),
+    evidence: row.evidence as CompactionEvidence,
+    kind: row.kind as Compaction['kind'],
+    trigger: row.trigger as Compaction['trigger'],
+    tokensBefore: row.tokens_before,
+    tokensAfter: row.tokens_after,
+    messagesKept: row.messages_kept,
+    summarySize: row.summary_size,
+    summary: row.summary,
+    sourceKey: row.source_key,
+  };
+}
+
+/** The `llm_calls` row of a call, for inserts (ingest, tests, benchmarks). */
+export function llmCallRow(call: LlmCall) {
+  return {
+    workspace_id: call.workspaceId,
+    trace_id: call.traceId,
+    span_id: call.spanId,
+    parent_span_id: call.parentSpanId,
+    conversation_id: call.conversationId,
+    conversation_synthetic: call.conversationSynthetic,
+    agent_id: call.agentId,
+    stream_key: call.streamKey,
+    run_id: call.runId,
+    side_call: call.sideCall,
+    request_id: call.requestId,
+    start_ns: call.startNs,
+    end_ns: call.endNs,
+    producer: call.producer,
+    provider: call.provider,
+    request_model: call.requestModel,
+    response_model: call.responseModel,
+    input_tokens_raw: call.inputTokensRaw,
+    cache_read_tokens: call.cacheReadTokens,
+    cache_write_tokens: call.cacheWriteTokens,
+    output_tokens: call.outputTokens,
+    context_tokens: call.contextTokens,
+    usage_rule: call.usageRule,
+    context_window: call.contextWindow,
+    window_source: call.windowSource,
+    finish_reason_raw: call.finishReasonRaw,
+    finish_class: call.finishClass,
+    output_tool_call: call.outputToolCall,
+    output_tool_name: call.outputToolName,
+    max_output_tokens: call.maxOutputTokens,
+    parts: call.parts === null ? null : JSON.stringify(call.parts),
+    compacted: call.compacted,
+  };
+}
+
+/** The `compactions` row of a compaction, for inserts (ingest, tests, benchmarks). */
+export function compactionRow(compaction: Compaction) {
+  return {
+    workspace_id: compaction.workspaceId,
+    source_key: compaction.sourceKey,
+    conversation_id: compaction.conversationId,
+    stream_key: compaction.streamKey,
+    run_id: compaction.runId,
+    trace_id: compaction.traceId,
+    span_id: compaction.spanId,
+    at_ns: compaction.atNs,
+    evidence: compaction.evidence,
+    kind: compaction.kind,
+    trigger: compaction.trigger,
+    tokens_before: compaction.tokensBefore,
+    tokens_after: compaction.tokensAfter,
+    messages_kept: compaction.messagesKept,
+    summary_size: compaction.summarySize,
+    summary: compaction.summary,
+  };
+}
+
+/**
+ * Reads up to `limit` calls of a conversation after `after` (all from the start when null),
+ * with the compactions that precede them and follow `after`, merged in timeline order.
+ */
+export async function loadTimelinePage(
+  db: Db,
+  key: { workspaceId: string; conversationId: string },
+  after: TimelinePosition | null,
+  limit: number,
+): Promise<TimelinePage> {
+  let callsQuery = db
+    .selectFrom('llm_calls')
+    .selectAll()
+    .where('workspace_id', '=', key.workspaceId)
+    .where('conversation_id', '=', key.conversationId);
+  if (after) {
+    callsQuery = callsQuery.where((eb) =>
+      eb(eb.refTuple('start_ns', 'span_id'), '>', eb.tuple(after.ns, after.spanId)),
+    );
+  }
+  const callRows = await callsQuery.orderBy('start_ns').orderBy('span_id').limit(limit).execute();
+  const lastRow = callRows.at(-1);
+  if (!lastRow) return { items: [], calls: 0, last: null };
+  const last: TimelinePosition = { ns: String(lastRow.start_ns), spanId: lastRow.span_id };
+
+  let compactionsQuery = db
+    .selectFrom('compactions')
+    .selectAll()
+    .where('workspace_id', '=', key.workspaceId)
+    .where('conversation_id', '=', key.conversationId)
+    .where('at_ns', '<=', last.ns);
+  if (after) compactionsQuery = compactionsQuery.where('at_ns', '>', after.ns);
+  const compactionRows = await compactionsQuery.orderBy('at_ns').orderBy('id').execute();
+
+  return {
+    items: mergeTimeline(callRows.map(toLlmCall), compactionRows.map(toCompaction)),
+    calls: callRows.length,
+    last,
+  };
+}
+
+/**
+ * Merges calls (sorted by start) and compactions (sorted by time) into one timeline; a
+ * compaction goes before every call that starts at or after it.
+ */
+export function mergeTimeline(
+  calls: readonly LlmCall[],
+  compactions: readonly Compaction[],
+): TimelineItem[] {
+  const items: TimelineItem[] = [];
+  let next = 0;
+  for (const call of calls) {
+    const start = BigInt(call.startNs);
+    for (; next < compactions.length; next++) {
+      const compaction = compactions[next]!;
+      if (BigInt(compaction.atNs) > start) break;
+      items.push({ type: 'compaction', compaction });
+    }
+    items.push({ type: 'call', call });
+  }
+  for (; next < compactions.length; next++) {
+    items.push({ type: 'compaction', compaction: compactions[next]! });
+  }
+  return items;
+}

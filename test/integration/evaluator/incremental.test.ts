@@ -1,0 +1,234 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { EvaluationResult } from '../../../src/evaluator/evaluate.ts';
+import { createTestStore, type TestStore } from '../../helpers/store.ts';
+import {
+  call,
+  compaction,
+  dropDetector,
+  findingKeys,
+  fullDetector,
+  ingest,
+  testEvaluator,
+} from './helpers.ts';
+
+let store: TestStore;
+beforeAll(async () => {
+  store = await createTestStore();
+});
+afterAll(async () => {
+  await store?.close();
+});
+beforeEach(async () => {
+  await store.db.deleteFrom('findings').execute();
+  await store.db.deleteFrom('conversations').execute();
+  await store.db.deleteFrom('compactions').execute();
+  await store.db.deleteFrom('llm_calls').execute();
+});
+
+/** Runs one evaluator pass with the test detectors and returns what each evaluation did. */
+async function evaluate(
+  tuning: { checkpointEvery?: number; maxCallsPerTransaction?: number } = {},
+) {
+  const results: EvaluationResult[] = [];
+  const evaluator = testEvaluator(store, {
+    detectors: [dropDetector, fullDetector],
+    tuning,
+    onEvaluated: (r) => results.push(r),
+  });
+  await evaluator.runOnce();
+  await evaluator.stop();
+  return results;
+}
+
+const tokens = (contextTokens: number) => ({ contextTokens });
+const anchor = (conv: string, second: number) =>
+  `trace-${conv}:${conv}-${String(second).padStart(6, '0')}`;
+
+describe('incremental evaluation', () => {
+  it('creates each finding once and never duplicates it on re-evaluation', async () => {
+    await ingest(store.db, [call('a', 1, tokens(10_000)), call('a', 2, tokens(3_000))]);
+    const first = await evaluate();
+    expect(first).toMatchObject([
+      { conversationId: 'a', calls: 2, start: 'beginning', findingsCreated: 1 },
+    ]);
+    expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('a', 2)} warning`]);
+
+    // Nothing new: nothing to evaluate.
+    expect(await evaluate()).toEqual([]);
+
+    // The same calls re-sent (an exporter retry) re-evaluate from the start: no duplicate, no update.
+    const before = await store.db.selectFrom('findings').select(['id', 'updated_at']).execute();
+    await ingest(store.db, [call('a', 1, tokens(10_000)), call('a', 2, tokens(3_000))]);
+    expect(await evaluate()).toMatchObject([
+      { start: 'beginning', calls: 2, findingsCreated: 0, findingsUpdated: 0 },
+    ]);
+    expect(await store.db.selectFrom('findings').select(['id', 'updated_at']).execute()).toEqual(
+      before,
+    );
+
+    // A new call is evaluated alone, from the stored state.
+    await ingest(store.db, [call('a', 3, tokens(500))]);
+    expect(await evaluate()).toMatchObject([
+      { start: 'incremental', calls: 1, findingsCreated: 1 },
+    ]);
+    expect(await findingKeys(store.db)).toEqual([
+      `history_lost ${anchor('a', 2)} warning`,
+      `history_lost ${anchor('a', 3)} warning`,
+    ]);
+    const conversation = await store.db
+      .selectFrom('conversations')
+      .selectAll()
+      .executeTakeFirstOrThrow();
+    expect(conversation).toMatchObject({
+      dirty: false,
+      pending_from_ns: null,
+      evaluated_span_id: 'a-000003',
+    });
+  });
+
+  it('re-evaluates when a late call lands between evaluated calls: new findings appear, old ones stay', async () => {
+    await ingest(store.db, [call('b', 1, tokens(10_000)), call('b', 3, tokens(3_000))]);
+    await evaluate();
+    expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('b', 3)} warning`]);
+
+    // Late: 10,000 -> 2,000 is a drop at 2; 2,000 -> 3,000 at 3 no longer is, but its finding stays.
+    await ingest(store.db, [call('b', 2, tokens(2_000))]);
+    expect(await evaluate()).toMatchObject([{ start: 'beginning', calls: 3, findingsCreated: 1 }]);
+    expect(await findingKeys(store.db)).toEqual([
+      `history_lost ${anchor('b', 2)} warning`,
+      `history_lost ${anchor('b', 3)} warning`,
+    ]);
+  });
+
+  it('replays from the latest checkpoint before a late call, with the same result as from the start', async () => {
+    const calls = Array.from({ length: 10 }, (_, i) => call('c', i + 1, tokens(10_000)));
+    await ingest(store.db, calls);
+    expect(await evaluate({ checkpointEvery: 2 })).toMatchObject([
+      { calls: 10, findingsCreated: 0 },
+    ]);
+    const checkpoints = await store.db
+      .selectFrom('evaluation_checkpoints')
+      .select('at_span_id')
+      .execute();
+    expect(checkpoints.map((c) => c.at_span_id).sort()).toEqual([
+      'c-000002',
+      'c-000004',
+      'c-000006',
+      'c-000008',
+      'c-000010',
+    ]);
+
+    // A late call at 7.5 s: rewind to the checkpoint at call 6, feed 7, 7.5, 8, 9, 10.
+    await ingest(store.db, [call('c', 7.5, { contextTokens: 1_000, spanId: 'c-000007.5' })]);
+    expect(await evaluate({ checkpointEvery: 2 })).toMatchObject([
+      { start: 'checkpoint', calls: 5, findingsCreated: 1 },
+    ]);
+    expect(await findingKeys(store.db)).toEqual([`history_lost trace-c:c-000007.5 warning`]);
+    const after = await store.db
+      .selectFrom('evaluation_checkpoints')
+      .select('at_span_id')
+      .execute();
+    expect(after.map((c) => c.at_span_id).sort()).toEqual([
+      'c-000002',
+      'c-000004',
+      'c-000006',
+      'c-000007.5',
+      'c-000009',
+    ]);
+
+    // The same history evaluated from scratch gives the same findings.
+    await store.db.deleteFrom('findings').execute();
+    await store.db.deleteFrom('evaluation_checkpoints').execute();
+    await store.db
+      .updateTable('conversations')
+      .set({ evaluated_ns: null, evaluated_span_id: null, state: null, dirty: true })
+      .execute();
+    expect(await evaluate()).toMatchObject([{ start: 'beginning', calls: 11, findingsCreated: 1 }]);
+    expect(await findingKeys(store.db)).toEqual([`history_lost trace-c:c-000007.5 warning`]);
+  });
+
+  it('feeds a compaction before the next call, also when the call arrives later', async () => {
+    await ingest(store.db, [call('d', 1, tokens(10_000))], [compaction('d', 1.5)]);
+    await evaluate();
+    await ingest(store.db, [call('d', 2, tokens(1_000))]);
+    expect(await evaluate()).toMatchObject([{ start: 'incremental', calls: 1 }]);
+    expect(await findingKeys(store.db)).toEqual([]);
+
+    // A compaction between two evaluated calls arriving late never retracts a finding.
+    await ingest(store.db, [call('e', 1, tokens(10_000)), call('e', 2, tokens(1_000))]);
+    await evaluate();
+    await ingest(store.db, [], [compaction('e', 1.5)]);
+    expect(await evaluate()).toMatchObject([{ conversationId: 'e', start: 'beginning' }]);
+    expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('e', 2)} warning`]);
+  });
+
+  it('splits a long backlog over several transactions, each short', async () => {
+    const calls = Array.from({ length: 10 }, (_, i) =>
+      call('f', i + 1, tokens(i === 6 ? 100 : 10_000)),
+    );
+    await ingest(store.db, calls);
+    const results = await evaluate({ maxCallsPerTransaction: 3 });
+    expect(results.map((r) => [r.calls, r.settled])).toEqual([
+      [3, false],
+      [3, false],
+      [3, false],
+      [1, true],
+    ]);
+    expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('f', 7)} warning`]);
+    const conversation = await store.db
+      .selectFrom('conversations')
+      .selectAll()
+      .executeTakeFirstOrThrow();
+    expect(conversation).toMatchObject({ dirty: false, evaluated_span_id: 'f-000010' });
+  });
+
+  it('waits for the quiet period before evaluating', async () => {
+    await ingest(store.db, [call('g', 1, tokens(10_000)), call('g', 2, tokens(1_000))]);
+    const evaluator = testEvaluator(store, {
+      detectors: [dropDetector],
+      config: { evaluatorQuietMs: 60_000, evaluatorPollMs: 3_600_000 },
+    });
+    expect(await evaluator.runOnce()).toBe(0);
+    await evaluator.stop();
+    expect(await findingKeys(store.db)).toEqual([]);
+  });
+
+  it('puts a conversation whose evaluation fails in backoff and goes on with the others', async () => {
+    await ingest(store.db, [call('hbad', 1)]);
+    await ingest(store.db, [call('h', 1, tokens(10_000)), call('h', 2, tokens(1_000))]);
+    const errors: unknown[] = [];
+    const evaluator = testEvaluator(store, {
+      detectors: [
+        {
+          ...dropDetector,
+          step(state, item, context) {
+            if (item.type === 'call' && item.call.conversationId === 'hbad')
+              throw new Error('detector bug');
+            return dropDetector.step(state, item, context);
+          },
+        },
+      ],
+      log: { info() {}, warn() {}, error: (obj) => errors.push(obj) },
+    });
+    expect(await evaluator.runOnce()).toBe(1);
+    expect(await evaluator.runOnce()).toBe(0);
+    await evaluator.stop();
+    expect(errors).toHaveLength(1);
+    const bad = await store.db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('id', '=', 'hbad')
+      .executeTakeFirstOrThrow();
+    expect(bad).toMatchObject({ dirty: true, eval_failures: 1, eval_error: 'detector bug' });
+    expect(bad.eval_retry_at).toBeInstanceOf(Date);
+    expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('h', 2)} warning`]);
+  });
+
+  it('stop() is safe twice and runOnce after stop evaluates nothing', async () => {
+    const evaluator = testEvaluator(store, { detectors: [dropDetector] });
+    await evaluator.stop();
+    await evaluator.stop();
+    await ingest(store.db, [call('i', 1)]);
+    expect(await evaluator.runOnce()).toBe(0);
+  });
+});
