@@ -1,0 +1,78 @@
+/**
+ * The ingest pipeline behind the OTLP routes: normalize decoded spans or log records, then
+ * write everything in one transaction. Returns only after the commit, so a 200 means stored.
+ */
+import type { Config } from '../config.ts';
+import { normalizeLogs, normalizeSpans, type NormalizeContext } from '../ingest/index.ts';
+import type { LogRecord, Span } from '../model/telemetry.ts';
+import type { Store } from '../store/db.ts';
+import {
+  insertCalls,
+  insertCompactions,
+  insertLogRecords,
+  insertSpans,
+  insertToolResults,
+  markConversationsDirty,
+  markSideCalls,
+} from '../store/ingest.ts';
+import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
+
+export interface IngestOutcome {
+  stored: number;
+  dropped: number;
+}
+
+const SETTINGS_TTL_MS = 5_000;
+
+export class IngestPipeline {
+  readonly #store: Store;
+  readonly #settings = new Map<string, { value: WorkspaceSettings; at: number }>();
+
+  constructor(store: Store, _config: Config) {
+    this.#store = store;
+  }
+
+  async #context(workspaceId: string): Promise<NormalizeContext> {
+    const cached = this.#settings.get(workspaceId);
+    let settings = cached && Date.now() - cached.at < SETTINGS_TTL_MS ? cached.value : undefined;
+    if (!settings) {
+      settings = await getWorkspaceSettings(this.#store.db, workspaceId);
+      this.#settings.set(workspaceId, { value: settings, at: Date.now() });
+    }
+    return { workspaceId, captureContent: settings.captureContent, windowOverrides: settings.windowOverrides };
+  }
+
+  async ingestSpans(workspaceId: string, spans: readonly Span[]): Promise<IngestOutcome> {
+    const batch = normalizeSpans(spans, await this.#context(workspaceId));
+    if (batch.keep.length > 0) {
+      await this.#store.db.transaction().execute(async (trx) => {
+        await insertSpans(trx, workspaceId, batch.keep);
+        await insertCalls(trx, batch.normalized.calls);
+        await insertToolResults(trx, batch.normalized.toolResults);
+        await insertCompactions(trx, batch.normalized.compactions);
+        await markConversationsDirty(trx, workspaceId, batch.normalized);
+      });
+    }
+    return { stored: batch.keep.length, dropped: batch.dropped };
+  }
+
+  async ingestLogs(workspaceId: string, logs: readonly LogRecord[]): Promise<IngestOutcome> {
+    const batch = normalizeLogs(logs, await this.#context(workspaceId));
+    if (batch.keep.length > 0) {
+      await this.#store.db.transaction().execute(async (trx) => {
+        await insertLogRecords(trx, workspaceId, batch.keep);
+        await insertCalls(trx, batch.normalized.calls);
+        await markSideCalls(trx, workspaceId, batch.sideCalls);
+        await insertToolResults(trx, batch.normalized.toolResults);
+        await insertCompactions(trx, batch.normalized.compactions);
+        await markConversationsDirty(trx, workspaceId, batch.normalized);
+      });
+    }
+    return { stored: batch.keep.length, dropped: batch.dropped };
+  }
+
+  /** Forgets cached workspace settings (after they change through the API). */
+  invalidate(workspaceId: string): void {
+    this.#settings.delete(workspaceId);
+  }
+}

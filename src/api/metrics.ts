@@ -1,0 +1,65 @@
+/**
+ * Prometheus metrics (prom-client, one registry per app so tests and several apps in one
+ * process do not share counters). Counted, never logged per span.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  /** Items received, by signal (spans, log_records). */
+  received: Counter<'signal'>;
+  /** Items stored, by signal. */
+  accepted: Counter<'signal'>;
+  /** Items refused, by signal and reason (invalid_span_id, undecodable, too_large, unauthorized, overloaded, db_unavailable, ...). */
+  rejected: Counter<'signal' | 'reason'>;
+  /** Items of no GenAI interest, counted and dropped at ingest. */
+  dropped: Counter<'signal'>;
+  requestDuration: Histogram<'route' | 'status'>;
+  batchSize: Histogram<'signal'>;
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'rotscope_process_' });
+  return {
+    registry,
+    received: new Counter({
+      name: 'rotscope_ingest_received_total',
+      help: 'Spans and log records received over OTLP',
+      labelNames: ['signal'],
+      registers: [registry],
+    }),
+    accepted: new Counter({
+      name: 'rotscope_ingest_accepted_total',
+      help: 'Spans and log records committed to the store',
+      labelNames: ['signal'],
+      registers: [registry],
+    }),
+    rejected: new Counter({
+      name: 'rotscope_ingest_rejected_total',
+      help: 'Spans and log records refused, by reason',
+      labelNames: ['signal', 'reason'],
+      registers: [registry],
+    }),
+    dropped: new Counter({
+      name: 'rotscope_ingest_dropped_total',
+      help: 'Spans and log records of no GenAI interest, counted and dropped',
+      labelNames: ['signal'],
+      registers: [registry],
+    }),
+    requestDuration: new Histogram({
+      name: 'rotscope_http_request_duration_seconds',
+      help: 'HTTP request latency',
+      labelNames: ['route', 'status'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    batchSize: new Histogram({
+      name: 'rotscope_ingest_batch_size',
+      help: 'Items per OTLP export request',
+      labelNames: ['signal'],
+      buckets: [1, 10, 50, 100, 250, 512, 1000, 2500, 5000, 10000],
+      registers: [registry],
+    }),
+  };
+}

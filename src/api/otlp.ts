@@ -1,0 +1,165 @@
+/**
+ * The OTLP/HTTP receiver (DESIGN §4): POST /v1/traces and /v1/logs, protobuf or JSON,
+ * optionally gzip. Answers in the request's encoding: 200 (with partialSuccess when some
+ * items were rejected) only after the commit; 400 google.rpc.Status for undecodable bodies;
+ * 413 over the compressed or decompressed limit (a gzip bomb stops inflating at the limit);
+ * 415 for other types or encodings; 429 when too many requests are in flight; 503 when the
+ * database cannot be reached. Both 429 and 503 carry Retry-After.
+ */
+import { gunzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import { decodeLogs, decodeTraces, type Encoding } from '../otlp/decode.ts';
+import { CONTENT_TYPES, RPC_CODES, exportResponse, statusBody, type Signal } from '../otlp/responses.ts';
+import type { Rejection } from '../model/telemetry.ts';
+import { isDatabaseUnavailable } from './errors.ts';
+import type { IngestPipeline } from './ingest-pipeline.ts';
+import type { Metrics } from './metrics.ts';
+
+const gunzipAsync = promisify(gunzip);
+
+const METRIC_SIGNAL: Record<Signal, string> = { traces: 'spans', logs: 'log_records' };
+
+/** The encoding of a request, from its Content-Type; undefined when unsupported. */
+export function encodingOf(contentType: string | undefined): Encoding | undefined {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/x-protobuf' || type === 'application/protobuf') return 'protobuf';
+  if (type === 'application/json') return 'json';
+  return undefined;
+}
+
+/** Error bodies follow the request's encoding; unknown types get JSON. */
+export function replyStatus(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  httpStatus: number,
+  rpcCode: number,
+  message: string,
+  retryAfterSeconds?: number,
+): FastifyReply {
+  const encoding = encodingOf(request.headers['content-type']) ?? 'json';
+  if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
+  return reply.code(httpStatus).type(CONTENT_TYPES[encoding]).send(statusBody(encoding, rpcCode, message));
+}
+
+export interface OtlpRouteOptions {
+  config: Config;
+  pipeline: IngestPipeline;
+  metrics: Metrics;
+}
+
+export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions): Promise<void> {
+  const { config, pipeline, metrics } = options;
+  let inflight = 0;
+
+  // The body is read raw: decoding (and decompression, with its own limit) is ours.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.maxBodyBytes }, (_request, body, done) =>
+    done(null, body),
+  );
+
+  app.setErrorHandler((error: { statusCode?: number; message: string; code?: string }, request, reply) => {
+    const status = error.statusCode ?? 500;
+    const signal = request.url.startsWith('/v1/logs') ? 'logs' : 'traces';
+    if (status === 413) {
+      metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'too_large' });
+      return replyStatus(request, reply, 413, RPC_CODES.INVALID_ARGUMENT, `request body over ${config.maxBodyBytes} bytes`);
+    }
+    if (status === 415) {
+      metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'unsupported_media_type' });
+      return replyStatus(request, reply, 415, RPC_CODES.INVALID_ARGUMENT, unsupportedTypeMessage(request));
+    }
+    if (status >= 400 && status < 500) {
+      metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'bad_request' });
+      return replyStatus(request, reply, status, RPC_CODES.INVALID_ARGUMENT, error.message);
+    }
+    if (isDatabaseUnavailable(error)) {
+      metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'db_unavailable' });
+      return replyStatus(request, reply, 503, RPC_CODES.UNAVAILABLE, 'database unavailable, retry later', config.retryAfterSeconds);
+    }
+    request.log.error({ err: error }, 'ingest failed');
+    return replyStatus(request, reply, 500, RPC_CODES.INTERNAL, 'internal error');
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (inflight >= config.maxInflightIngest) {
+      const signal = request.url.startsWith('/v1/logs') ? 'logs' : 'traces';
+      metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'overloaded' });
+      return replyStatus(request, reply, 429, RPC_CODES.RESOURCE_EXHAUSTED, 'too many requests in flight', config.retryAfterSeconds);
+    }
+    inflight += 1;
+    request.otlpCounted = true;
+  });
+  app.addHook('onResponse', async (request) => {
+    if (request.otlpCounted) inflight -= 1;
+  });
+
+  const handle = (signal: Signal) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const metricSignal = METRIC_SIGNAL[signal];
+    const encoding = encodingOf(request.headers['content-type']);
+    if (!encoding) {
+      metrics.rejected.inc({ signal: metricSignal, reason: 'unsupported_media_type' });
+      return replyStatus(request, reply, 415, RPC_CODES.INVALID_ARGUMENT, unsupportedTypeMessage(request));
+    }
+    let body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+    const contentEncoding = (request.headers['content-encoding'] ?? 'identity').toString().trim().toLowerCase();
+    if (contentEncoding === 'gzip') {
+      try {
+        body = await gunzipAsync(body, { maxOutputLength: config.maxDecompressedBytes });
+      } catch (error) {
+        const tooLarge = (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
+        metrics.rejected.inc({ signal: metricSignal, reason: tooLarge ? 'too_large' : 'undecodable' });
+        return tooLarge
+          ? replyStatus(request, reply, 413, RPC_CODES.INVALID_ARGUMENT, `decompressed body over ${config.maxDecompressedBytes} bytes`)
+          : replyStatus(request, reply, 400, RPC_CODES.INVALID_ARGUMENT, 'invalid gzip body');
+      }
+    } else if (contentEncoding !== 'identity') {
+      metrics.rejected.inc({ signal: metricSignal, reason: 'unsupported_media_type' });
+      return replyStatus(request, reply, 415, RPC_CODES.INVALID_ARGUMENT, `unsupported Content-Encoding "${contentEncoding}" (use gzip or none)`);
+    }
+
+    const decoded = signal === 'traces' ? decodeTraces(body, encoding) : decodeLogs(body, encoding);
+    if (!decoded.ok) {
+      metrics.rejected.inc({ signal: metricSignal, reason: 'undecodable' });
+      return replyStatus(request, reply, 400, RPC_CODES.INVALID_ARGUMENT, decoded.reason);
+    }
+    const { items, rejected } = decoded.value;
+    metrics.received.inc({ signal: metricSignal }, items.length + rejected.length);
+    metrics.batchSize.observe({ signal: metricSignal }, items.length + rejected.length);
+    for (const rejection of rejected) metrics.rejected.inc({ signal: metricSignal, reason: rejection.reason });
+
+    const outcome =
+      signal === 'traces'
+        ? await options.pipeline.ingestSpans(request.workspaceId, items as Parameters<IngestPipeline['ingestSpans']>[1])
+        : await options.pipeline.ingestLogs(request.workspaceId, items as Parameters<IngestPipeline['ingestLogs']>[1]);
+    metrics.accepted.inc({ signal: metricSignal }, outcome.stored);
+    metrics.dropped.inc({ signal: metricSignal }, outcome.dropped);
+    return reply
+      .code(200)
+      .type(CONTENT_TYPES[encoding])
+      .send(exportResponse(signal, encoding, rejected.length, rejectionMessage(rejected)));
+  };
+
+  app.post('/v1/traces', { config: { scope: 'ingest' } }, handle('traces'));
+  app.post('/v1/logs', { config: { scope: 'ingest' } }, handle('logs'));
+}
+
+function unsupportedTypeMessage(request: FastifyRequest): string {
+  return `unsupported Content-Type "${request.headers['content-type'] ?? ''}" (use application/x-protobuf or application/json)`;
+}
+
+/** One line naming how many items were rejected for each reason, and the first detail. */
+function rejectionMessage(rejected: readonly Rejection[]): string {
+  if (rejected.length === 0) return '';
+  const counts = new Map<string, number>();
+  for (const r of rejected) counts.set(r.reason, (counts.get(r.reason) ?? 0) + 1);
+  const summary = [...counts.entries()].map(([reason, n]) => `${n} ${reason}`).join(', ');
+  return `rejected ${summary}; first: ${rejected[0]!.detail}`;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    otlpCounted?: boolean;
+  }
+}

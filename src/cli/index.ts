@@ -1,0 +1,136 @@
+/**
+ * The `rotscope` command: `run(argv, io, env)` returns the exit code. bin/rotscope.js is the
+ * only place that touches process.argv, process.env and the exit code.
+ */
+import { parseArgs } from 'node:util';
+import { ENV_NAMES, flagName, loadConfig, type Config } from '../config.ts';
+
+const HELP = `rotscope: finds context rot in LLM agents from their OpenTelemetry data
+
+Usage:
+  rotscope serve [flags]                     OTLP/HTTP receiver, API, evaluator, notifier (default 127.0.0.1:4318)
+  rotscope migrate [flags]                   apply database migrations and exit
+  rotscope token create --workspace W --scope ingest|read|admin
+                                             create an API token (printed once)
+  rotscope analyze FILE... [--json] [--fail-on SEVERITY]
+                                             run the detectors offline on transcripts / OTLP JSON files
+  rotscope import FILE...                    import Claude Code transcripts (.jsonl) into the store
+
+Settings (flag or env variable):
+${Object.entries(ENV_NAMES)
+  .map(([key, env]) => `  --${flagName(key).padEnd(26)} ${env}`)
+  .join('\n')}
+`;
+
+const configFlags = Object.fromEntries(
+  Object.keys(ENV_NAMES).map((key) => [flagName(key), { type: 'string' as const }]),
+);
+
+export interface Io {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+function parseConfig(
+  argv: string[],
+  extra: Record<string, { type: 'string' | 'boolean' }>,
+  io: Io,
+  env: Record<string, string | undefined>,
+) {
+  const parsed = parseArgs({ args: argv, options: { ...configFlags, ...extra }, allowPositionals: true, strict: true });
+  const result = loadConfig(env, parsed.values as Record<string, string | undefined>);
+  if (!result.ok) {
+    io.stderr(`invalid settings:\n${result.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+    return undefined;
+  }
+  return { config: result.config, values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals };
+}
+
+export async function run(argv: string[], io: Io, env: Record<string, string | undefined>): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve': {
+      const parsed = parseConfig(rest, {}, io, env);
+      if (!parsed) return 2;
+      await serveUntilSignal(parsed.config, io);
+      return 0;
+    }
+    case 'migrate': {
+      const parsed = parseConfig(rest, {}, io, env);
+      if (!parsed) return 2;
+      const { openStore } = await import('../store/db.ts');
+      const { migrate } = await import('../store/migrate.ts');
+      const store = await openStore({ databaseUrl: parsed.config.databaseUrl, dataDir: parsed.config.dataDir });
+      try {
+        const result = await migrate(store.db);
+        io.stdout(
+          result.applied.length > 0
+            ? `applied ${result.applied.join(', ')} (schema version ${result.current})\n`
+            : `up to date (schema version ${result.current})\n`,
+        );
+      } finally {
+        await store.close();
+      }
+      return 0;
+    }
+    case 'token': {
+      if (rest[0] !== 'create') {
+        io.stderr('usage: rotscope token create --workspace W --scope ingest|read|admin\n');
+        return 2;
+      }
+      const parsed = parseConfig(rest.slice(1), { workspace: { type: 'string' }, scope: { type: 'string' } }, io, env);
+      if (!parsed) return 2;
+      const workspace = String(parsed.values.workspace ?? '');
+      const scope = String(parsed.values.scope ?? '');
+      if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(workspace) || !['ingest', 'read', 'admin'].includes(scope)) {
+        io.stderr(
+          'usage: rotscope token create --workspace W --scope ingest|read|admin (W: lowercase letters, digits, - and _)\n',
+        );
+        return 2;
+      }
+      const { openStore } = await import('../store/db.ts');
+      const { migrate } = await import('../store/migrate.ts');
+      const { createToken } = await import('../store/workspaces.ts');
+      const store = await openStore({ databaseUrl: parsed.config.databaseUrl, dataDir: parsed.config.dataDir });
+      try {
+        await migrate(store.db);
+        const { token } = await createToken(store.db, workspace, scope as 'ingest' | 'read' | 'admin');
+        io.stdout(`${token}\n`);
+        io.stderr(`token for workspace "${workspace}" with scope "${scope}": shown once, store it now\n`);
+      } finally {
+        await store.close();
+      }
+      return 0;
+    }
+    case 'analyze': {
+      const { analyzeCommand } = await import('./analyze.ts');
+      return analyzeCommand(rest, io);
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      io.stdout(HELP);
+      return command === undefined ? 2 : 0;
+    default:
+      io.stderr(`unknown command "${command}"\n\n${HELP}`);
+      return 2;
+  }
+}
+
+async function serveUntilSignal(config: Config, io: Io): Promise<void> {
+  const { serve } = await import('../main.ts');
+  const server = await serve(config);
+  io.stderr(`rotscope listening on ${server.url}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      io.stderr(`${signal}: shutting down\n`);
+      server.stop().then(resolve, (error: unknown) => {
+        io.stderr(`shutdown failed: ${String(error)}\n`);
+        resolve();
+      });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}

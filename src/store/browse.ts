@@ -1,0 +1,190 @@
+/**
+ * Read queries behind the conversations, runs and coverage API: what was normalized, per
+ * workspace. Rows are mapped to the model here; nothing snake_case leaves src/store.
+ */
+import { sql } from 'kysely';
+import type { Compaction, LlmCall } from '../model/calls.ts';
+import type { Db } from './db.ts';
+import { toCompaction, toLlmCall } from './timeline.ts';
+
+export interface ConversationSummary {
+  id: string;
+  calls: number;
+  firstCallAt: string | null;
+  lastCallAt: string | null;
+  maxContextTokens: number | null;
+  models: string[];
+  streams: number;
+  findings: number;
+}
+
+const nsToIso = (ns: string | null): string | null => (ns === null ? null : new Date(Number(BigInt(ns) / 1_000_000n)).toISOString());
+
+/** Conversations, most recently active first; `cursor` is the previous page's last `lastNs|id`. */
+export async function listConversations(
+  db: Db,
+  workspaceId: string,
+  options: { limit: number; cursor?: string | undefined },
+): Promise<{ items: ConversationSummary[]; next: string | null }> {
+  let query = db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .groupBy('conversation_id')
+    .select((eb) => [
+      'conversation_id',
+      eb.fn.countAll<string>().as('calls'),
+      eb.fn.min('start_ns').as('first_ns'),
+      eb.fn.max('start_ns').as('last_ns'),
+      eb.fn.max('context_tokens').as('max_context'),
+      sql<string[]>`array_agg(DISTINCT coalesce(response_model, request_model)) FILTER (WHERE coalesce(response_model, request_model) IS NOT NULL)`.as('models'),
+      sql<string>`count(DISTINCT stream_key)`.as('streams'),
+      sql<string>`(SELECT count(*) FROM findings f WHERE f.workspace_id = ${workspaceId} AND f.conversation_id = llm_calls.conversation_id)`.as('findings'),
+    ])
+    .orderBy('last_ns', 'desc')
+    .orderBy('conversation_id', 'desc')
+    .limit(options.limit + 1);
+  if (options.cursor) {
+    const [lastNs, id] = splitCursor(options.cursor);
+    query = query.having((eb) =>
+      eb.or([
+        eb(eb.fn.max('start_ns'), '<', lastNs),
+        eb.and([eb(eb.fn.max('start_ns'), '=', lastNs), eb('conversation_id', '<', id)]),
+      ]),
+    );
+  }
+  const rows = await query.execute();
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  return {
+    items: page.map((row) => ({
+      id: row.conversation_id,
+      calls: Number(row.calls),
+      firstCallAt: nsToIso(row.first_ns === null ? null : String(row.first_ns)),
+      lastCallAt: nsToIso(row.last_ns === null ? null : String(row.last_ns)),
+      maxContextTokens: row.max_context === null ? null : Number(row.max_context),
+      models: row.models ?? [],
+      streams: Number(row.streams),
+      findings: Number(row.findings),
+    })),
+    next: rows.length > options.limit && last ? `${String(last.last_ns)}|${last.conversation_id}` : null,
+  };
+}
+
+function splitCursor(cursor: string): [string, string] {
+  const bar = cursor.indexOf('|');
+  const ns = cursor.slice(0, bar);
+  return [/^\d+$/.test(ns) ? ns : '0', cursor.slice(bar + 1)];
+}
+
+export interface CallsAndCompactions {
+  calls: LlmCall[];
+  compactions: Compaction[];
+}
+
+/** Every call and compaction of a conversation, in start order (capped at `limit` calls). */
+export async function getConversation(
+  db: Db,
+  workspaceId: string,
+  conversationId: string,
+  limit = 5_000,
+): Promise<CallsAndCompactions | undefined> {
+  const calls = await db
+    .selectFrom('llm_calls')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('conversation_id', '=', conversationId)
+    .orderBy('start_ns')
+    .orderBy('span_id')
+    .limit(limit)
+    .execute();
+  const compactions = await db
+    .selectFrom('compactions')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('conversation_id', '=', conversationId)
+    .orderBy('at_ns')
+    .execute();
+  if (calls.length === 0 && compactions.length === 0) return undefined;
+  return { calls: calls.map(toLlmCall), compactions: compactions.map(toCompaction) };
+}
+
+/** Every call and compaction of a run (a trace id, or a Claude Code session). */
+export async function getRun(db: Db, workspaceId: string, runId: string): Promise<CallsAndCompactions | undefined> {
+  const calls = await db
+    .selectFrom('llm_calls')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('run_id', '=', runId), eb('trace_id', '=', runId)]))
+    .orderBy('start_ns')
+    .orderBy('span_id')
+    .limit(5_000)
+    .execute();
+  const compactions = await db
+    .selectFrom('compactions')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('run_id', '=', runId), eb('trace_id', '=', runId)]))
+    .orderBy('at_ns')
+    .execute();
+  if (calls.length === 0 && compactions.length === 0) return undefined;
+  return { calls: calls.map(toLlmCall), compactions: compactions.map(toCompaction) };
+}
+
+export interface DetectorCoverage {
+  /** Calls that carry what the detector needs. */
+  covered: number;
+  /** covered / calls (0 when there are no calls). */
+  share: number;
+  needs: string;
+}
+
+export interface Coverage {
+  calls: number;
+  conversations: number;
+  compactions: number;
+  detectors: Record<'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off', DetectorCoverage>;
+}
+
+/**
+ * Signal coverage: per detector, the share of the workspace's calls that carry what it needs,
+ * so a quiet detector can be told from a blind one.
+ */
+export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage> {
+  const row = await db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .select([
+      sql<string>`count(*)`.as('calls'),
+      sql<string>`count(DISTINCT conversation_id)`.as('conversations'),
+      sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`.as('full'),
+      sql<string>`count(*) FILTER (WHERE parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`.as('tools'),
+      sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`.as('tokens'),
+      sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`.as('finish'),
+    ])
+    .executeTakeFirstOrThrow();
+  const compactions = await db
+    .selectFrom('compactions')
+    .where('workspace_id', '=', workspaceId)
+    .select(sql<string>`count(*)`.as('n'))
+    .executeTakeFirstOrThrow();
+  const calls = Number(row.calls);
+  const entry = (covered: string, needs: string): DetectorCoverage => ({
+    covered: Number(covered),
+    share: calls === 0 ? 0 : Number(covered) / calls,
+    needs,
+  });
+  return {
+    calls,
+    conversations: Number(row.conversations),
+    compactions: Number(compactions.n),
+    detectors: {
+      context_too_full: entry(row.full, 'token counts and a known context window'),
+      tool_takeover: entry(row.tools, 'sizes of tool results in the input (message content or tool spans)'),
+      history_lost: entry(
+        row.tokens,
+        'token counts on consecutive calls; compaction markers tell compacted from lost (see compactions)',
+      ),
+      output_cut_off: entry(row.finish, 'finish reasons'),
+    },
+  };
+}

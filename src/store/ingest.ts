@@ -1,0 +1,291 @@
+/**
+ * Writes one normalized ingest batch. The caller (the receiver) opens the transaction and
+ * answers 200 only after it commits. Every insert is idempotent on the table's natural key,
+ * so exporter retries never duplicate rows; touched conversations are marked dirty for the
+ * evaluator.
+ */
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Compaction, InputParts, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
+import type { LogRecord, Span } from '../model/telemetry.ts';
+import type { Db } from './db.ts';
+
+/** Rows per INSERT statement (keeps bind parameters far below Postgres' 65,535). */
+const CHUNK = 500;
+
+/** int4 columns: a producer's absurd token count must not fail the whole batch. */
+function int4(value: number | null | undefined): number | null {
+  if (value === null || value === undefined || !Number.isFinite(value)) return null;
+  return Math.max(-2_147_483_648, Math.min(2_147_483_647, Math.round(value)));
+}
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  return out;
+}
+
+export interface StoredSpan extends Span {
+  role: string | null;
+}
+
+export async function insertSpans(db: Db, workspaceId: string, spans: readonly StoredSpan[]): Promise<void> {
+  for (const chunk of chunks(spans)) {
+    await db
+      .insertInto('spans')
+      .values(
+        chunk.map((span) => ({
+          workspace_id: workspaceId,
+          trace_id: span.traceId,
+          span_id: span.spanId,
+          parent_span_id: span.parentSpanId,
+          name: span.name,
+          kind: span.kind,
+          start_ns: span.startTimeUnixNano,
+          end_ns: span.endTimeUnixNano,
+          status_code: span.statusCode,
+          status_message: span.statusMessage,
+          scope_name: span.scope.name,
+          scope_version: span.scope.version,
+          attributes: JSON.stringify(span.attributes),
+          events: JSON.stringify(span.events),
+          links: JSON.stringify(span.links),
+          resource: JSON.stringify(span.resource),
+          role: span.role,
+        })),
+      )
+      .onConflict((oc) => oc.columns(['workspace_id', 'trace_id', 'span_id']).doNothing())
+      .execute();
+  }
+}
+
+/** A stable key for a log record: exporters re-send identical records on retry. */
+export function logDedupeKey(log: LogRecord): string {
+  return createHash('sha256')
+    .update(
+      JSON.stringify([log.timeUnixNano, log.eventName, log.traceId, log.spanId, log.attributes, log.body, log.resource]),
+    )
+    .digest('base64url')
+    .slice(0, 32);
+}
+
+export async function insertLogRecords(db: Db, workspaceId: string, logs: readonly LogRecord[]): Promise<void> {
+  for (const chunk of chunks(logs)) {
+    await db
+      .insertInto('log_records')
+      .values(
+        chunk.map((log) => ({
+          workspace_id: workspaceId,
+          dedupe_key: logDedupeKey(log),
+          time_ns: log.timeUnixNano,
+          observed_ns: log.observedTimeUnixNano,
+          event_name: log.eventName,
+          severity_number: log.severityNumber,
+          severity_text: log.severityText,
+          trace_id: log.traceId,
+          span_id: log.spanId,
+          body: log.body === null ? null : JSON.stringify(log.body),
+          attributes: JSON.stringify(log.attributes),
+          resource: JSON.stringify(log.resource),
+          scope_name: log.scope.name,
+        })),
+      )
+      .onConflict((oc) => oc.columns(['workspace_id', 'dedupe_key']).doNothing())
+      .execute();
+  }
+}
+
+function callRow(call: LlmCall) {
+  return {
+    workspace_id: call.workspaceId,
+    trace_id: call.traceId,
+    span_id: call.spanId,
+    parent_span_id: call.parentSpanId,
+    conversation_id: call.conversationId,
+    conversation_synthetic: call.conversationSynthetic,
+    agent_id: call.agentId,
+    stream_key: call.streamKey,
+    run_id: call.runId,
+    side_call: call.sideCall,
+    request_id: call.requestId,
+    start_ns: call.startNs,
+    end_ns: call.endNs,
+    producer: call.producer,
+    provider: call.provider,
+    request_model: call.requestModel,
+    response_model: call.responseModel,
+    input_tokens_raw: int4(call.inputTokensRaw),
+    cache_read_tokens: int4(call.cacheReadTokens),
+    cache_write_tokens: int4(call.cacheWriteTokens),
+    output_tokens: int4(call.outputTokens),
+    context_tokens: int4(call.contextTokens),
+    usage_rule: call.usageRule,
+    context_window: int4(call.contextWindow),
+    window_source: call.windowSource,
+    finish_reason_raw: call.finishReasonRaw,
+    finish_class: call.finishClass,
+    output_tool_call: call.outputToolCall,
+    output_tool_name: call.outputToolName,
+    max_output_tokens: int4(call.maxOutputTokens),
+    parts: call.parts === null ? null : JSON.stringify(call.parts satisfies InputParts),
+    compacted: call.compacted,
+  };
+}
+
+/** Producers whose calls come from log events and yield to a span of the same request. */
+const LOG_PRODUCERS = ['claude_code_log'];
+
+/**
+ * Inserts calls. A span-derived call replaces a log-derived call of the same request id
+ * (Claude Code exports both); a log-derived call is skipped when its request already has one.
+ */
+export async function insertCalls(db: Db, calls: readonly LlmCall[]): Promise<void> {
+  if (calls.length === 0) return;
+  const workspaceId = calls[0]!.workspaceId;
+  const fromLogs = calls.filter((call) => LOG_PRODUCERS.includes(call.producer));
+  const fromSpans = calls.filter((call) => !LOG_PRODUCERS.includes(call.producer));
+  const spanRequestIds = fromSpans.flatMap((call) => (call.requestId ? [call.requestId] : []));
+  if (spanRequestIds.length > 0) {
+    await db
+      .deleteFrom('llm_calls')
+      .where('workspace_id', '=', workspaceId)
+      .where('producer', 'in', LOG_PRODUCERS)
+      .where('request_id', 'in', spanRequestIds)
+      .execute();
+  }
+  let keptLogCalls = fromLogs;
+  const logRequestIds = fromLogs.flatMap((call) => (call.requestId ? [call.requestId] : []));
+  if (logRequestIds.length > 0) {
+    const existing = await db
+      .selectFrom('llm_calls')
+      .select('request_id')
+      .where('workspace_id', '=', workspaceId)
+      .where('request_id', 'in', logRequestIds)
+      .where('producer', 'not in', LOG_PRODUCERS)
+      .execute();
+    const taken = new Set([...existing.map((row) => row.request_id), ...spanRequestIds]);
+    keptLogCalls = fromLogs.filter((call) => !call.requestId || !taken.has(call.requestId));
+  }
+  for (const chunk of chunks([...fromSpans, ...keptLogCalls])) {
+    await db
+      .insertInto('llm_calls')
+      .values(chunk.map(callRow))
+      .onConflict((oc) => oc.columns(['workspace_id', 'trace_id', 'span_id']).doNothing())
+      .execute();
+  }
+}
+
+export async function insertToolResults(db: Db, results: readonly ToolResult[]): Promise<void> {
+  for (const chunk of chunks(results)) {
+    await db
+      .insertInto('tool_results')
+      .values(
+        chunk.map((result) => ({
+          workspace_id: result.workspaceId,
+          trace_id: result.traceId,
+          span_id: result.spanId,
+          conversation_id: result.conversationId,
+          stream_key: result.streamKey,
+          tool_name: result.toolName,
+          tool_call_id: result.toolCallId,
+          result_size: int4(result.resultSize),
+          size_unit: result.sizeUnit,
+          at_ns: result.atNs,
+          source: result.source,
+        })),
+      )
+      .onConflict((oc) => oc.columns(['workspace_id', 'trace_id', 'span_id']).doNothing())
+      .execute();
+  }
+}
+
+export async function insertCompactions(db: Db, compactions: readonly Compaction[]): Promise<void> {
+  for (const chunk of chunks(compactions)) {
+    await db
+      .insertInto('compactions')
+      .values(
+        chunk.map((c) => ({
+          workspace_id: c.workspaceId,
+          source_key: c.sourceKey,
+          conversation_id: c.conversationId,
+          stream_key: c.streamKey,
+          run_id: c.runId,
+          trace_id: c.traceId,
+          span_id: c.spanId,
+          at_ns: c.atNs,
+          evidence: c.evidence,
+          kind: c.kind,
+          trigger: c.trigger,
+          tokens_before: int4(c.tokensBefore),
+          tokens_after: int4(c.tokensAfter),
+          messages_kept: int4(c.messagesKept),
+          summary_size: int4(c.summarySize),
+          summary: c.summary,
+        })),
+      )
+      .onConflict((oc) => oc.columns(['workspace_id', 'source_key']).doNothing())
+      .execute();
+  }
+}
+
+/** Marks calls of the given requests as side calls (Claude Code `query_source` from log events). */
+export async function markSideCalls(
+  db: Db,
+  workspaceId: string,
+  sideCalls: ReadonlyArray<{ requestId: string; reason: string }>,
+): Promise<void> {
+  for (const { requestId, reason } of sideCalls) {
+    await db
+      .updateTable('llm_calls')
+      .set({ side_call: reason })
+      .where('workspace_id', '=', workspaceId)
+      .where('request_id', '=', requestId)
+      .where('side_call', 'is', null)
+      .execute();
+  }
+}
+
+/**
+ * Marks every conversation that received calls or compactions as dirty, remembering the
+ * earliest start among the new items so the evaluator can tell late arrivals.
+ */
+export async function markConversationsDirty(db: Db, workspaceId: string, normalized: Normalized): Promise<void> {
+  const earliest = new Map<string, { ns: bigint; calls: number }>();
+  const touch = (conversationId: string, ns: string, isCall: boolean) => {
+    const value = BigInt(ns);
+    const current = earliest.get(conversationId);
+    if (!current) earliest.set(conversationId, { ns: value, calls: isCall ? 1 : 0 });
+    else {
+      if (value < current.ns) current.ns = value;
+      if (isCall) current.calls += 1;
+    }
+  };
+  for (const call of normalized.calls) touch(call.conversationId, call.startNs, true);
+  for (const compaction of normalized.compactions) touch(compaction.conversationId, compaction.atNs, false);
+  if (earliest.size === 0) return;
+  // Sorted, so concurrent batches lock conversation rows in the same order (no deadlocks).
+  const rows = [...earliest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const group of chunks(rows)) {
+    await db
+      .insertInto('conversations')
+      .values(
+        group.map(([id, { ns, calls }]) => ({
+          workspace_id: workspaceId,
+          id,
+          dirty: true,
+          pending_from_ns: ns.toString(),
+          call_count: calls,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['workspace_id', 'id']).doUpdateSet({
+          dirty: true,
+          last_ingest_at: sql`now()`,
+          updated_at: sql`now()`,
+          pending_from_ns: sql`LEAST(conversations.pending_from_ns, excluded.pending_from_ns)`,
+          call_count: sql`conversations.call_count + excluded.call_count`,
+        }),
+      )
+      .execute();
+  }
+}

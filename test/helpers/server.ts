@@ -1,0 +1,39 @@
+/**
+ * Starts rotscope in-process on 127.0.0.1:0 over a fresh test database, with real HTTP.
+ * Background loops (evaluator, notifier) run unless disabled.
+ */
+import { buildApp, type App } from '../../src/api/app.ts';
+import { defaultConfig, type Config } from '../../src/config.ts';
+import { startBackgroundLoops, type Loop } from '../../src/loops.ts';
+import pino from 'pino';
+import { createTestStore, type TestStore } from './store.ts';
+
+export interface TestServer {
+  url: string;
+  store: TestStore;
+  app: App;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(
+  options: { config?: Partial<Config>; loops?: boolean; store?: TestStore } = {},
+): Promise<TestServer> {
+  const store = options.store ?? (await createTestStore());
+  const config = defaultConfig({ evaluatorQuietMs: 100, evaluatorPollMs: 50, ...options.config });
+  const app = await buildApp({ store, config });
+  const log = pino({ level: 'silent' });
+  const loops: Loop = options.loops === false ? { stop: async () => {} } : await startBackgroundLoops({ store, config, log });
+  const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url: address,
+    store,
+    app,
+    config,
+    async close() {
+      await app.app.close();
+      await loops.stop();
+      if (!options.store) await store.close();
+    },
+  };
+}
