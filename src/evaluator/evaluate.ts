@@ -56,6 +56,10 @@ export interface EvaluationResult {
 }
 
 const DEFAULT_PAGE_SIZE = 500;
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
 const DEFAULT_MAX_CALLS = 5000;
 const DEFAULT_CHECKPOINT_EVERY = 256;
 
@@ -146,7 +150,11 @@ export async function evaluateConversation(
     settled,
   };
   if (settings.enabled) {
-    for (const draft of drafts.values()) {
+    // A fixed order of row locks: evaluators writing the same anchors cannot deadlock.
+    const ordered = drafts
+      .values()
+      .sort((a, b) => compareText(a.detector, b.detector) || compareText(a.anchor, b.anchor));
+    for (const draft of ordered) {
       const upserted = await upsertFinding(db, claimed.workspaceId, draft);
       if (upserted.outcome === 'updated') result.findingsUpdated += 1;
       if (upserted.outcome !== 'created' && upserted.outcome !== 'escalated') continue;

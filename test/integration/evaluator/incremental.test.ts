@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Detector } from '../../../src/detectors/types.ts';
 import type { EvaluationResult } from '../../../src/evaluator/evaluate.ts';
 import { createTestStore, type TestStore } from '../../helpers/store.ts';
 import {
@@ -197,17 +198,17 @@ describe('incremental evaluation', () => {
     await ingest(store.db, [call('hbad', 1)]);
     await ingest(store.db, [call('h', 1, tokens(10_000)), call('h', 2, tokens(1_000))]);
     const errors: unknown[] = [];
+    const faulty: Detector<{ prev: number | null }> = {
+      ...dropDetector,
+      step(state, item, context) {
+        if (item.type === 'call' && item.call.conversationId === 'hbad') {
+          throw new Error('detector bug');
+        }
+        return dropDetector.step(state, item, context);
+      },
+    };
     const evaluator = testEvaluator(store, {
-      detectors: [
-        {
-          ...dropDetector,
-          step(state, item, context) {
-            if (item.type === 'call' && item.call.conversationId === 'hbad')
-              throw new Error('detector bug');
-            return dropDetector.step(state, item, context);
-          },
-        },
-      ],
+      detectors: [faulty as Detector],
       log: { info() {}, warn() {}, error: (obj) => errors.push(obj) },
     });
     expect(await evaluator.runOnce()).toBe(1);
