@@ -52,7 +52,9 @@ function hasGenAiAttr(log: LogRecord): boolean {
 }
 
 function endNsOf(log: LogRecord): string {
-  return log.timeUnixNano !== '0' && log.timeUnixNano !== '' ? log.timeUnixNano : log.observedTimeUnixNano;
+  return log.timeUnixNano !== '0' && log.timeUnixNano !== ''
+    ? log.timeUnixNano
+    : log.observedTimeUnixNano;
 }
 
 /**

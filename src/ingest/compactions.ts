@@ -63,7 +63,8 @@ export function normalizeTrigger(v: AttrValue | undefined): Compaction['trigger'
 export function normalizeKind(v: AttrValue | undefined): Compaction['kind'] {
   if (typeof v !== 'string') return 'summarize';
   const k = v.toLowerCase();
-  if (k.includes('clear') || k.includes('tool_result') || k.includes('prune')) return 'clear_tool_results';
+  if (k.includes('clear') || k.includes('tool_result') || k.includes('prune'))
+    return 'clear_tool_results';
   if (k.includes('trunc') || k.includes('drop') || k.includes('window')) return 'truncate';
   if (k.includes('summar') || k.includes('compact')) return 'summarize';
   return 'other';
@@ -97,11 +98,25 @@ export function readCompactionDetails(attrs: Attributes): CompactionDetails {
   for (const k in attrs) {
     const v = attrs[k];
     const key = k.toLowerCase();
-    if (key.endsWith('tokens_before') || key.endsWith('before.tokens') || key.endsWith('pre_tokens') || key.endsWith('pretokens')) {
+    if (
+      key.endsWith('tokens_before') ||
+      key.endsWith('before.tokens') ||
+      key.endsWith('pre_tokens') ||
+      key.endsWith('pretokens')
+    ) {
       d.tokensBefore ??= toNum(v);
-    } else if (key.endsWith('tokens_after') || key.endsWith('after.tokens') || key.endsWith('post_tokens') || key.endsWith('posttokens')) {
+    } else if (
+      key.endsWith('tokens_after') ||
+      key.endsWith('after.tokens') ||
+      key.endsWith('post_tokens') ||
+      key.endsWith('posttokens')
+    ) {
       d.tokensAfter ??= toNum(v);
-    } else if (key.endsWith('messages_after') || key.endsWith('messages_kept') || key.endsWith('after.messages')) {
+    } else if (
+      key.endsWith('messages_after') ||
+      key.endsWith('messages_kept') ||
+      key.endsWith('after.messages')
+    ) {
       d.messagesKept ??= toNum(v);
     } else if (key.endsWith('trigger')) {
       d.trigger ??= normalizeTrigger(v);

@@ -40,7 +40,8 @@ export type QuerySourceKind = 'main' | 'subagent' | 'side';
  */
 export function classifyQuerySource(qs: string): QuerySourceKind {
   const v = qs.trim().toLowerCase();
-  if (MAIN_SOURCES.has(v) || v.startsWith('repl_main_thread') || v.startsWith('sdk:')) return 'main';
+  if (MAIN_SOURCES.has(v) || v.startsWith('repl_main_thread') || v.startsWith('sdk:'))
+    return 'main';
   if (v.startsWith('agent') || v.startsWith('subagent')) return 'subagent';
   return 'side';
 }

@@ -66,7 +66,8 @@ export function readFinishReason(
 ): string | null {
   const fr = attrs['gen_ai.response.finish_reasons'];
   if (fr !== undefined && fr !== null) {
-    const v = typeof fr === 'string' && fr.startsWith('[') ? firstOfArray(json(fr)) : firstOfArray(fr);
+    const v =
+      typeof fr === 'string' && fr.startsWith('[') ? firstOfArray(json(fr)) : firstOfArray(fr);
     if (v !== null) return v;
   }
   for (const k of ['llm.finish_reason', 'stop_reason', 'gen_ai.completion.0.finish_reason']) {

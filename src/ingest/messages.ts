@@ -25,7 +25,12 @@ export interface Msg {
   blocks: Block[];
 }
 
-function block(kind: Block['kind'], size: number, id: string | null = null, name: string | null = null): Block {
+function block(
+  kind: Block['kind'],
+  size: number,
+  id: string | null = null,
+  name: string | null = null,
+): Block {
   return { kind, size, id, name, text: null };
 }
 
@@ -40,7 +45,12 @@ function semconvPart(p: unknown): Block {
       return block('text', sizeOf(p['content']));
     case 'tool_call':
     case 'server_tool_call':
-      return block('tool_call', sizeOf(p['arguments']) + sizeOf(p['name']), field(p, 'id'), field(p, 'name'));
+      return block(
+        'tool_call',
+        sizeOf(p['arguments']) + sizeOf(p['name']),
+        field(p, 'id'),
+        field(p, 'name'),
+      );
     case 'tool_call_response':
     case 'server_tool_call_response':
       return block(
@@ -102,7 +112,12 @@ function providerBlock(b: unknown): Block {
       return block('other', sizeOf(b['data']));
     case 'tool_use':
     case 'server_tool_use':
-      return block('tool_call', sizeOf(b['input']) + sizeOf(b['name']), field(b, 'id'), field(b, 'name'));
+      return block(
+        'tool_call',
+        sizeOf(b['input']) + sizeOf(b['name']),
+        field(b, 'id'),
+        field(b, 'name'),
+      );
     case 'tool_result':
     case 'web_search_tool_result':
       return block('tool_result', sizeOf(b['content']), field(b, 'tool_use_id'), null);
@@ -157,7 +172,14 @@ export function fromProviderMessage(m: Record<string, unknown>): Msg {
     for (const c of calls) {
       if (!isObj(c)) continue;
       const fn = isObj(c['function']) ? c['function'] : c;
-      blocks.push(block('tool_call', sizeOf(fn['arguments']) + sizeOf(fn['name']), field(c, 'id'), field(fn, 'name')));
+      blocks.push(
+        block(
+          'tool_call',
+          sizeOf(fn['arguments']) + sizeOf(fn['name']),
+          field(c, 'id'),
+          field(fn, 'name'),
+        ),
+      );
     }
   }
   return { role, blocks };
@@ -227,10 +249,12 @@ export function scanIndexed(attrs: Attributes): IndexedFamilies {
     const c = k.charCodeAt(0);
     if (c === 108 /* l */) {
       if (k.startsWith(OI_IN)) r.oiIn = put(r.oiIn, k, OI_IN.length, attrs[k] as AttrValue);
-      else if (k.startsWith(OI_OUT)) r.oiOut = put(r.oiOut, k, OI_OUT.length, attrs[k] as AttrValue);
+      else if (k.startsWith(OI_OUT))
+        r.oiOut = put(r.oiOut, k, OI_OUT.length, attrs[k] as AttrValue);
     } else if (c === 103 /* g */) {
       if (k.startsWith(TL_IN)) r.tlIn = put(r.tlIn, k, TL_IN.length, attrs[k] as AttrValue);
-      else if (k.startsWith(TL_OUT)) r.tlOut = put(r.tlOut, k, TL_OUT.length, attrs[k] as AttrValue);
+      else if (k.startsWith(TL_OUT))
+        r.tlOut = put(r.tlOut, k, TL_OUT.length, attrs[k] as AttrValue);
     }
   }
   return r;
@@ -260,18 +284,31 @@ export function fromOpenInference(fam: Indexed): Msg[] {
     const content = m.get('message.content');
     if (role === 'tool' || toolCallId !== null) {
       let size = content === undefined ? 0 : sizeOf(content);
-      for (const c of sorted(subIndexed(m, 'message.contents.'))) size += sizeOf(c.get('message_content.text'));
+      for (const c of sorted(subIndexed(m, 'message.contents.')))
+        size += sizeOf(c.get('message_content.text'));
       blocks.push(block('tool_result', size, toolCallId, s(m.get('message.name'))));
     } else {
       if (content !== undefined) blocks.push(block('text', sizeOf(content)));
       for (const c of sorted(subIndexed(m, 'message.contents.'))) {
         const t = c.get('message_content.text');
-        blocks.push(block(t === undefined ? 'other' : 'text', sizeOf(t ?? c.get('message_content.image.image.url'))));
+        blocks.push(
+          block(
+            t === undefined ? 'other' : 'text',
+            sizeOf(t ?? c.get('message_content.image.image.url')),
+          ),
+        );
       }
     }
     for (const c of sorted(subIndexed(m, 'message.tool_calls.'))) {
       const name = s(c.get('tool_call.function.name'));
-      blocks.push(block('tool_call', sizeOf(c.get('tool_call.function.arguments')) + sizeOf(name), s(c.get('tool_call.id')), name));
+      blocks.push(
+        block(
+          'tool_call',
+          sizeOf(c.get('tool_call.function.arguments')) + sizeOf(name),
+          s(c.get('tool_call.id')),
+          name,
+        ),
+      );
     }
     out.push({ role, blocks });
   }
@@ -301,7 +338,9 @@ export function fromTraceloop(fam: Indexed): Msg[] {
     }
     for (const c of sorted(subIndexed(m, 'tool_calls.'))) {
       const name = s(c.get('name'));
-      blocks.push(block('tool_call', sizeOf(c.get('arguments')) + sizeOf(name), s(c.get('id')), name));
+      blocks.push(
+        block('tool_call', sizeOf(c.get('arguments')) + sizeOf(name), s(c.get('id')), name),
+      );
     }
     out.push({ role, blocks });
   }

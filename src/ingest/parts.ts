@@ -43,7 +43,8 @@ export interface ContentAnalysis {
 export function partsFromMessages(msgs: readonly Msg[], extraSystem: number | null): InputParts {
   const names = new Map<string, string>();
   for (const m of msgs) {
-    for (const b of m.blocks) if (b.kind === 'tool_call' && b.id !== null && b.name !== null) names.set(b.id, b.name);
+    for (const b of m.blocks)
+      if (b.kind === 'tool_call' && b.id !== null && b.name !== null) names.set(b.id, b.name);
   }
   let system = extraSystem ?? 0;
   let total = extraSystem ?? 0;
@@ -114,7 +115,8 @@ export function analyzeContent(attrs: Attributes): ContentAnalysis {
   const sysRaw = attrs['gen_ai.system_instructions'];
   if (inRaw !== undefined || sysRaw !== undefined) {
     inputMsgs = inRaw === undefined ? [] : fromSemconv(json(inRaw));
-    if (sysRaw !== undefined && sysRaw !== null) extraSystem = systemInstructionsSize(json(sysRaw), sysRaw);
+    if (sysRaw !== undefined && sysRaw !== null)
+      extraSystem = systemInstructionsSize(json(sysRaw), sysRaw);
   }
   if (inputMsgs === null && fam.oiIn !== null) inputMsgs = fromOpenInference(fam.oiIn);
   if (inputMsgs === null && fam.tlIn !== null) inputMsgs = fromTraceloop(fam.tlIn);

@@ -70,7 +70,9 @@ const CLAUDE_CODE_TYPES: ReadonlyMap<string, SpanRole> = new Map<string, SpanRol
 ]);
 
 function isCompactionWord(w: string): boolean {
-  return w === 'compact' || w === 'compaction' || w === 'compact_messages' || w === 'compact_events';
+  return (
+    w === 'compact' || w === 'compaction' || w === 'compact_messages' || w === 'compact_events'
+  );
 }
 
 /**
@@ -152,7 +154,10 @@ export interface RoleNode {
  * its role becomes `agent_step` and it yields no LlmCall. Walks up from each call, O(depth).
  * `byId` maps `${traceId}:${spanId}` to the node.
  */
-export function resolveAggregates(nodes: readonly RoleNode[], byId: ReadonlyMap<string, RoleNode>): void {
+export function resolveAggregates(
+  nodes: readonly RoleNode[],
+  byId: ReadonlyMap<string, RoleNode>,
+): void {
   for (const n of nodes) {
     if (n.role !== 'llm_call') continue;
     let parent = n.parentSpanId;

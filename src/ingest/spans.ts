@@ -13,7 +13,14 @@ import { claudeCodeAgentId, conversationIdOf, sideCallOf, streamKeyOf } from './
 import { classifyFinishReason, readFinishReason } from './finish.ts';
 import { analyzeContent } from './parts.ts';
 import { classifyRole, resolveAggregates, type RoleNode, type RoleRule } from './roles.ts';
-import { contextUsage, maxOutputTokens, provider, readRawUsage, requestModel, responseModel } from './tokens.ts';
+import {
+  contextUsage,
+  maxOutputTokens,
+  provider,
+  readRawUsage,
+  requestModel,
+  responseModel,
+} from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
 import { contextWindowFor } from './windows.ts';
 
@@ -53,17 +60,34 @@ function hasGenAiKey(attrs: Attributes): boolean {
 function producerOf(span: Span, rule: RoleRule): string {
   if (span.name.startsWith('claude_code.') || rule === 'claude_code') return 'claude_code';
   const a = span.attributes;
-  if (rule === 'openinference' || a['openinference.span.kind'] !== undefined) return 'openinference';
+  if (rule === 'openinference' || a['openinference.span.kind'] !== undefined)
+    return 'openinference';
   if (rule === 'vercel' || span.name.startsWith('ai.')) return 'vercel';
-  if (rule === 'traceloop' || a['llm.request.type'] !== undefined || a['traceloop.span.kind'] !== undefined) {
+  if (
+    rule === 'traceloop' ||
+    a['llm.request.type'] !== undefined ||
+    a['traceloop.span.kind'] !== undefined
+  ) {
     return 'traceloop';
   }
   if (rule === 'semconv') return 'semconv';
   return 'generic';
 }
 
-const TOOL_NAME_KEYS = ['gen_ai.tool.name', 'tool_name', 'ai.toolCall.name', 'tool.name', 'traceloop.entity.name'];
-const TOOL_ID_KEYS = ['gen_ai.tool.call.id', 'tool_use_id', 'ai.toolCall.id', 'tool.id', 'tool_call.id'];
+const TOOL_NAME_KEYS = [
+  'gen_ai.tool.name',
+  'tool_name',
+  'ai.toolCall.name',
+  'tool.name',
+  'traceloop.entity.name',
+];
+const TOOL_ID_KEYS = [
+  'gen_ai.tool.call.id',
+  'tool_use_id',
+  'ai.toolCall.id',
+  'tool.id',
+  'tool_call.id',
+];
 const TOOL_RESULT_KEYS = [
   'gen_ai.tool.call.result',
   'ai.toolCall.result',
@@ -168,13 +192,19 @@ export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): S
     const span = n.span;
     const attrs = span.attributes;
     const interesting =
-      n.role !== 'other' || n.aggregate || span.name.startsWith('claude_code') || hasGenAiKey(attrs);
+      n.role !== 'other' ||
+      n.aggregate ||
+      span.name.startsWith('claude_code') ||
+      hasGenAiKey(attrs);
     if (!interesting) {
       dropped++;
       continue;
     }
     const needsGrouping =
-      n.role === 'llm_call' || n.role === 'tool' || n.role === 'compaction' || span.events.length > 0;
+      n.role === 'llm_call' ||
+      n.role === 'tool' ||
+      n.role === 'compaction' ||
+      span.events.length > 0;
     if (needsGrouping) {
       const claudeCode = span.name.startsWith('claude_code');
       const conv = grouping.conversation(n);
@@ -291,7 +321,13 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
   };
   if (flag) {
     compactions.push(
-      compaction({ ...base, atNs: span.startTimeUnixNano, evidence: 'flag', kind: 'other', sourceKey: `flag:${span.traceId}:${span.spanId}` }),
+      compaction({
+        ...base,
+        atNs: span.startTimeUnixNano,
+        evidence: 'flag',
+        kind: 'other',
+        sourceKey: `flag:${span.traceId}:${span.spanId}`,
+      }),
     );
   }
   const ic = content.inputCompaction;
@@ -301,7 +337,8 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
         ...base,
         atNs: span.startTimeUnixNano,
         evidence: 'message_part',
-        sourceKey: ic.id !== null ? `part:${w.conv.id}:${ic.id}` : `part:${span.traceId}:${span.spanId}:in`,
+        sourceKey:
+          ic.id !== null ? `part:${w.conv.id}:${ic.id}` : `part:${span.traceId}:${span.spanId}:in`,
         summarySize: ic.size,
         summary: ctx.captureContent ? ic.text : null,
       }),
@@ -314,14 +351,20 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
         ...base,
         atNs: span.endTimeUnixNano,
         evidence: 'message_part',
-        sourceKey: oc.id !== null ? `part:${w.conv.id}:${oc.id}` : `part:${span.traceId}:${span.spanId}:out`,
+        sourceKey:
+          oc.id !== null ? `part:${w.conv.id}:${oc.id}` : `part:${span.traceId}:${span.spanId}:out`,
         summarySize: oc.size,
         summary: ctx.captureContent ? oc.text : null,
       }),
     );
   } else if (finishClass === 'compaction') {
     compactions.push(
-      compaction({ ...base, atNs: span.endTimeUnixNano, evidence: 'finish_reason', sourceKey: `finish:${span.traceId}:${span.spanId}` }),
+      compaction({
+        ...base,
+        atNs: span.endTimeUnixNano,
+        evidence: 'finish_reason',
+        sourceKey: `finish:${span.traceId}:${span.spanId}`,
+      }),
     );
   }
   const requestId = firstStr(a, ['request_id', 'gen_ai.response.id']);
@@ -376,7 +419,11 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
 function buildToolResult(n: Node, w: Where, workspaceId: string): ToolResult | null {
   const span = n.span;
   // Claude Code sub-spans of a tool (execution, blocked_on_user) would count it twice
-  if (span.name === 'claude_code.tool.execution' || span.name === 'claude_code.tool.blocked_on_user') return null;
+  if (
+    span.name === 'claude_code.tool.execution' ||
+    span.name === 'claude_code.tool.blocked_on_user'
+  )
+    return null;
   const a = span.attributes;
   const toolName = firstStr(a, TOOL_NAME_KEYS) ?? toolNameFromSpanName(span.name);
   let resultSize: number | null = null;

@@ -53,7 +53,11 @@ function tsNs(line: Line): string {
  * JSON objects are skipped. `options.agentId` marks a sub-agent file; an agent id starting
  * with `acompact` is the compaction summarizer, whose calls are side calls (`compact`).
  */
-export function normalizeTranscript(text: string, ctx: NormalizeContext, options: TranscriptOptions = {}): Normalized {
+export function normalizeTranscript(
+  text: string,
+  ctx: NormalizeContext,
+  options: TranscriptOptions = {},
+): Normalized {
   const calls: LlmCall[] = [];
   const toolResults: ToolResult[] = [];
   const compactions: Compaction[] = [];
@@ -91,7 +95,8 @@ export function normalizeTranscript(text: string, ctx: NormalizeContext, options
     }
     const streamKey = streamKeyOf(sessionId, agentId);
     let stream = streams.get(streamKey);
-    if (stream === undefined) streams.set(streamKey, (stream = { history: [], lastBoundary: null }));
+    if (stream === undefined)
+      streams.set(streamKey, (stream = { history: [], lastBoundary: null }));
     const traceId = traceIdFor(sessionId);
     const atNs = tsNs(line);
 
@@ -111,7 +116,9 @@ export function normalizeTranscript(text: string, ctx: NormalizeContext, options
         trigger: normalizeTrigger(meta['trigger'] as string | undefined),
         tokensBefore: numField(meta, 'preTokens'),
         tokensAfter: numField(meta, 'postTokens'),
-        messagesKept: Array.isArray(isObj(meta['preservedMessages']) ? meta['preservedMessages']['uuids'] : undefined)
+        messagesKept: Array.isArray(
+          isObj(meta['preservedMessages']) ? meta['preservedMessages']['uuids'] : undefined,
+        )
           ? ((meta['preservedMessages'] as Line)['uuids'] as unknown[]).length
           : null,
       });
@@ -131,7 +138,8 @@ export function normalizeTranscript(text: string, ctx: NormalizeContext, options
         const size = msg.blocks.reduce((n, b) => n + b.size, 0);
         stream.lastBoundary.summarySize = size;
         const content = message['content'];
-        if (ctx.captureContent && typeof content === 'string') stream.lastBoundary.summary = content;
+        if (ctx.captureContent && typeof content === 'string')
+          stream.lastBoundary.summary = content;
       }
       for (const b of msg.blocks) {
         if (b.kind !== 'tool_result' || b.id === null) continue;
@@ -176,7 +184,8 @@ export function normalizeTranscript(text: string, ctx: NormalizeContext, options
       call.endNs = atNs;
       const usage = message['usage'];
       const out = isObj(usage) ? numField(usage, 'output_tokens') : null;
-      if (out !== null && (call.outputTokens === null || out > call.outputTokens)) call.outputTokens = out;
+      if (out !== null && (call.outputTokens === null || out > call.outputTokens))
+        call.outputTokens = out;
       const stop = typeof message['stop_reason'] === 'string' ? message['stop_reason'] : null;
       if (stop !== null) {
         call.finishReasonRaw = stop;

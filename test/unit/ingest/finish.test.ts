@@ -44,17 +44,33 @@ describe('readFinishReason: first source present wins', () => {
     ['plain string', { 'gen_ai.response.finish_reasons': 'tool_use' }, 'tool_use'],
     ['OpenInference', { 'llm.finish_reason': 'max_tokens' }, 'max_tokens'],
     ['Claude Code stop_reason', { stop_reason: 'pause_turn' }, 'pause_turn'],
-    ['Traceloop legacy completion', { 'gen_ai.completion.0.finish_reason': 'tool_calls' }, 'tool_calls'],
+    [
+      'Traceloop legacy completion',
+      { 'gen_ai.completion.0.finish_reason': 'tool_calls' },
+      'tool_calls',
+    ],
     ['Vercel legacy', { 'ai.response.finishReason': 'tool-calls' }, 'tool-calls'],
-    ['order: semconv before llm.finish_reason', { 'gen_ai.response.finish_reasons': ['stop'], 'llm.finish_reason': 'length' }, 'stop'],
+    [
+      'order: semconv before llm.finish_reason',
+      { 'gen_ai.response.finish_reasons': ['stop'], 'llm.finish_reason': 'length' },
+      'stop',
+    ],
     ['nothing', {}, null],
   ] as Array<[string, Attributes, string | null]>)('%s', (_c, attrs, expected) => {
     expect(readFinishReason(attrs, undefined, none)).toBe(expected);
   });
   it('deprecated output message finish_reason, then raw output', () => {
-    expect(readFinishReason({}, [{ role: 'assistant', parts: [], finish_reason: 'length' }], none)).toBe('length');
-    expect(readFinishReason({}, undefined, () => ({ choices: [{ finish_reason: 'stop' }] }))).toBe('stop');
-    expect(readFinishReason({}, undefined, () => ({ incomplete_details: { reason: 'max_output_tokens' } }))).toBe('max_output_tokens');
+    expect(
+      readFinishReason({}, [{ role: 'assistant', parts: [], finish_reason: 'length' }], none),
+    ).toBe('length');
+    expect(readFinishReason({}, undefined, () => ({ choices: [{ finish_reason: 'stop' }] }))).toBe(
+      'stop',
+    );
+    expect(
+      readFinishReason({}, undefined, () => ({
+        incomplete_details: { reason: 'max_output_tokens' },
+      })),
+    ).toBe('max_output_tokens');
     expect(readFinishReason({}, undefined, () => ({ stop_reason: 'end_turn' }))).toBe('end_turn');
   });
 });

@@ -2,7 +2,11 @@
 import type { Attributes, AttrValue, LogRecord, Span } from '../../../src/model/telemetry.ts';
 import type { NormalizeContext } from '../../../src/ingest/index.ts';
 
-export const CTX: NormalizeContext = { workspaceId: 'ws', captureContent: true, windowOverrides: [] };
+export const CTX: NormalizeContext = {
+  workspaceId: 'ws',
+  captureContent: true,
+  windowOverrides: [],
+};
 export const NO_CONTENT: NormalizeContext = { ...CTX, captureContent: false };
 
 let counter = 0;
@@ -62,7 +66,8 @@ function anyValue(v: unknown): AttrValue {
   if ('boolValue' in o) return Boolean(o['boolValue']);
   if ('intValue' in o) return Number(o['intValue']);
   if ('doubleValue' in o) return Number(o['doubleValue']);
-  if ('arrayValue' in o) return (((o['arrayValue'] as J)['values'] as unknown[]) ?? []).map(anyValue);
+  if ('arrayValue' in o)
+    return (((o['arrayValue'] as J)['values'] as unknown[]) ?? []).map(anyValue);
   if ('kvlistValue' in o) return attrs((o['kvlistValue'] as J)['values']);
   if ('bytesValue' in o) return String(o['bytesValue']);
   return null;
@@ -86,7 +91,10 @@ const KINDS: Record<string, number> = {
 /** Decodes OTLP/JSON trace requests (one, an array, or a Tempo export) into model spans. */
 export function spansFromOtlpJson(text: string): Span[] {
   // keep int64 timestamps exact: quote bare numbers before JSON.parse
-  const quoted = text.replace(/"(startTimeUnixNano|endTimeUnixNano|timeUnixNano)":\s*(\d+)/g, '"$1":"$2"');
+  const quoted = text.replace(
+    /"(startTimeUnixNano|endTimeUnixNano|timeUnixNano)":\s*(\d+)/g,
+    '"$1":"$2"',
+  );
   const whole = JSON.parse(quoted) as unknown;
   const requests = (Array.isArray(whole) ? whole : [whole]) as J[];
   const out: Span[] = [];

@@ -1,20 +1,98 @@
 import { describe, expect, it } from 'vitest';
-import { contextUsage, maxOutputTokens, provider, readRawUsage, requestModel, responseModel } from '../../../src/ingest/tokens.ts';
+import {
+  contextUsage,
+  maxOutputTokens,
+  provider,
+  readRawUsage,
+  requestModel,
+  responseModel,
+} from '../../../src/ingest/tokens.ts';
 import type { Attributes } from '../../../src/model/telemetry.ts';
 
 describe('readRawUsage: every spelling (conventions §9.3)', () => {
   const cases: Array<[string, Attributes, Partial<ReturnType<typeof readRawUsage>>]> = [
-    ['semconv ≥1.40', { 'gen_ai.usage.input_tokens': 100, 'gen_ai.usage.cache_read.input_tokens': 60, 'gen_ai.usage.cache_creation.input_tokens': 30, 'gen_ai.usage.output_tokens': 7 }, { inputTokensRaw: 100, cacheReadTokens: 60, cacheWriteTokens: 30, outputTokens: 7 }],
-    ['semconv-genai cache_write rename wins over cache_creation', { 'gen_ai.usage.input_tokens': 1, 'gen_ai.usage.cache_write.input_tokens': 5, 'gen_ai.usage.cache_creation.input_tokens': 9 }, { cacheWriteTokens: 5 }],
-    ['OpenLLMetry legacy underscores', { 'gen_ai.usage.prompt_tokens': 50, 'gen_ai.usage.cache_read_input_tokens': 20, 'gen_ai.usage.cache_creation_input_tokens': 10, 'gen_ai.usage.completion_tokens': 3 }, { inputTokensRaw: 50, cacheReadTokens: 20, cacheWriteTokens: 10, outputTokens: 3 }],
-    ['OpenInference', { 'llm.token_count.prompt': 941, 'llm.token_count.prompt_details.cache_read': 0, 'llm.token_count.prompt_details.cache_write': 4, 'llm.token_count.completion': 1202 }, { inputTokensRaw: 941, cacheReadTokens: 0, cacheWriteTokens: 4, outputTokens: 1202 }],
-    ['Sentry aliases', { 'gen_ai.usage.input_tokens': 9, 'gen_ai.usage.input_tokens.cached': 2, 'gen_ai.usage.input_tokens.cache_write': 1 }, { cacheReadTokens: 2, cacheWriteTokens: 1 }],
-    ['Vercel legacy doGenerate', { 'ai.usage.promptTokens': 12, 'ai.usage.completionTokens': 4 }, { inputTokensRaw: 12, outputTokens: 4 }],
-    ['Vercel doStream', { 'ai.usage.inputTokens': 12, 'ai.usage.cachedInputTokens': 8, 'ai.usage.outputTokens': 4 }, { inputTokensRaw: 12, cacheReadTokens: 8, outputTokens: 4 }],
-    ['Vercel v5 Anthropic cache write in providerMetadata', { 'ai.usage.inputTokens': 3, 'ai.response.providerMetadata': '{"anthropic":{"cacheCreationInputTokens":700}}' }, { cacheWriteTokens: 700 }],
-    ['Claude Code unprefixed', { input_tokens: 2, cache_read_tokens: 84562, cache_creation_tokens: 7096, output_tokens: 1200 }, { inputTokensRaw: 2, cacheReadTokens: 84562, cacheWriteTokens: 7096, outputTokens: 1200 }],
+    [
+      'semconv ≥1.40',
+      {
+        'gen_ai.usage.input_tokens': 100,
+        'gen_ai.usage.cache_read.input_tokens': 60,
+        'gen_ai.usage.cache_creation.input_tokens': 30,
+        'gen_ai.usage.output_tokens': 7,
+      },
+      { inputTokensRaw: 100, cacheReadTokens: 60, cacheWriteTokens: 30, outputTokens: 7 },
+    ],
+    [
+      'semconv-genai cache_write rename wins over cache_creation',
+      {
+        'gen_ai.usage.input_tokens': 1,
+        'gen_ai.usage.cache_write.input_tokens': 5,
+        'gen_ai.usage.cache_creation.input_tokens': 9,
+      },
+      { cacheWriteTokens: 5 },
+    ],
+    [
+      'OpenLLMetry legacy underscores',
+      {
+        'gen_ai.usage.prompt_tokens': 50,
+        'gen_ai.usage.cache_read_input_tokens': 20,
+        'gen_ai.usage.cache_creation_input_tokens': 10,
+        'gen_ai.usage.completion_tokens': 3,
+      },
+      { inputTokensRaw: 50, cacheReadTokens: 20, cacheWriteTokens: 10, outputTokens: 3 },
+    ],
+    [
+      'OpenInference',
+      {
+        'llm.token_count.prompt': 941,
+        'llm.token_count.prompt_details.cache_read': 0,
+        'llm.token_count.prompt_details.cache_write': 4,
+        'llm.token_count.completion': 1202,
+      },
+      { inputTokensRaw: 941, cacheReadTokens: 0, cacheWriteTokens: 4, outputTokens: 1202 },
+    ],
+    [
+      'Sentry aliases',
+      {
+        'gen_ai.usage.input_tokens': 9,
+        'gen_ai.usage.input_tokens.cached': 2,
+        'gen_ai.usage.input_tokens.cache_write': 1,
+      },
+      { cacheReadTokens: 2, cacheWriteTokens: 1 },
+    ],
+    [
+      'Vercel legacy doGenerate',
+      { 'ai.usage.promptTokens': 12, 'ai.usage.completionTokens': 4 },
+      { inputTokensRaw: 12, outputTokens: 4 },
+    ],
+    [
+      'Vercel doStream',
+      { 'ai.usage.inputTokens': 12, 'ai.usage.cachedInputTokens': 8, 'ai.usage.outputTokens': 4 },
+      { inputTokensRaw: 12, cacheReadTokens: 8, outputTokens: 4 },
+    ],
+    [
+      'Vercel v5 Anthropic cache write in providerMetadata',
+      {
+        'ai.usage.inputTokens': 3,
+        'ai.response.providerMetadata': '{"anthropic":{"cacheCreationInputTokens":700}}',
+      },
+      { cacheWriteTokens: 700 },
+    ],
+    [
+      'Claude Code unprefixed',
+      {
+        input_tokens: 2,
+        cache_read_tokens: 84562,
+        cache_creation_tokens: 7096,
+        output_tokens: 1200,
+      },
+      { inputTokensRaw: 2, cacheReadTokens: 84562, cacheWriteTokens: 7096, outputTokens: 1200 },
+    ],
     ['int64 as numeric strings', { 'gen_ai.usage.input_tokens': '2256' }, { inputTokensRaw: 2256 }],
-    ['nothing', {}, { inputTokensRaw: null, cacheReadTokens: null, cacheWriteTokens: null, outputTokens: null }],
+    [
+      'nothing',
+      {},
+      { inputTokensRaw: null, cacheReadTokens: null, cacheWriteTokens: null, outputTokens: null },
+    ],
   ];
   it.each(cases)('%s', (_c, attrs, expected) => {
     expect(readRawUsage(attrs)).toMatchObject(expected);
@@ -22,7 +100,12 @@ describe('readRawUsage: every spelling (conventions §9.3)', () => {
 });
 
 describe('contextUsage: inclusive/exclusive rule (conventions §9.3)', () => {
-  const raw = (i: number | null, r: number | null, w: number | null) => ({ inputTokensRaw: i, cacheReadTokens: r, cacheWriteTokens: w, outputTokens: null });
+  const raw = (i: number | null, r: number | null, w: number | null) => ({
+    inputTokensRaw: i,
+    cacheReadTokens: r,
+    cacheWriteTokens: w,
+    outputTokens: null,
+  });
   const cases: Array<[string, ReturnType<typeof raw>, boolean, number | null, string | null]> = [
     ['Claude Code excludes cache', raw(2, 84562, 7096), true, 91660, 'exclusive_producer'],
     ['Claude Code with no cache readings', raw(50, null, null), true, 50, 'exclusive_producer'],
@@ -45,7 +128,9 @@ describe('models, provider, max output tokens', () => {
     expect(requestModel({ 'gen_ai.request.model': 'a', model: 'b' })).toBe('a');
     expect(requestModel({ 'llm.model_name': 'o1-2024-12-17' })).toBe('o1-2024-12-17');
     expect(requestModel({ model: 'claude-opus-4-6' })).toBe('claude-opus-4-6');
-    expect(responseModel({ 'gen_ai.response.model': 'gpt-4.1-mini-2025-04-14' }, 'gpt-4.1-mini')).toBe('gpt-4.1-mini-2025-04-14');
+    expect(
+      responseModel({ 'gen_ai.response.model': 'gpt-4.1-mini-2025-04-14' }, 'gpt-4.1-mini'),
+    ).toBe('gpt-4.1-mini-2025-04-14');
     expect(responseModel({}, 'gpt-4.1-mini')).toBe('gpt-4.1-mini');
   });
   it('provider is lower-cased, new name first', () => {

@@ -37,22 +37,46 @@ describe('catalogWindow', () => {
 
 describe('contextWindowFor', () => {
   it('catalog', () => {
-    expect(contextWindowFor('claude-opus-4-6', 50_000, [])).toEqual({ window: 200_000, source: 'catalog' });
+    expect(contextWindowFor('claude-opus-4-6', 50_000, [])).toEqual({
+      window: 200_000,
+      source: 'catalog',
+    });
   });
   it('override glob wins over catalog (first match, case-insensitive)', () => {
     const o = [
       { model: 'CLAUDE-*', window: 500_000 },
       { model: 'claude-opus-*', window: 1 },
     ];
-    expect(contextWindowFor('claude-opus-4-6', 10, o)).toEqual({ window: 500_000, source: 'override' });
-    expect(contextWindowFor('gpt-4o', 5, [{ model: 'gpt-4?', window: 9 }])).toEqual({ window: 9, source: 'override' });
-    expect(contextWindowFor('my-local-model', 10, [{ model: 'my-*', window: 32_000 }])).toEqual({ window: 32_000, source: 'override' });
+    expect(contextWindowFor('claude-opus-4-6', 10, o)).toEqual({
+      window: 500_000,
+      source: 'override',
+    });
+    expect(contextWindowFor('gpt-4o', 5, [{ model: 'gpt-4?', window: 9 }])).toEqual({
+      window: 9,
+      source: 'override',
+    });
+    expect(contextWindowFor('my-local-model', 10, [{ model: 'my-*', window: 32_000 }])).toEqual({
+      window: 32_000,
+      source: 'override',
+    });
   });
   it('observed usage above the window moves it to the next known size up', () => {
-    expect(contextWindowFor('claude-sonnet-4-5', 450_000, [])).toEqual({ window: 1_000_000, source: 'inferred' });
-    expect(contextWindowFor('gpt-4o', 130_000, [])).toEqual({ window: 131_072, source: 'inferred' });
-    expect(contextWindowFor('x', 40_000, [{ model: 'x', window: 32_000 }])).toEqual({ window: 100_000, source: 'inferred' });
-    expect(contextWindowFor('claude-opus-4-6', 200_000, [])).toEqual({ window: 200_000, source: 'catalog' });
+    expect(contextWindowFor('claude-sonnet-4-5', 450_000, [])).toEqual({
+      window: 1_000_000,
+      source: 'inferred',
+    });
+    expect(contextWindowFor('gpt-4o', 130_000, [])).toEqual({
+      window: 131_072,
+      source: 'inferred',
+    });
+    expect(contextWindowFor('x', 40_000, [{ model: 'x', window: 32_000 }])).toEqual({
+      window: 100_000,
+      source: 'inferred',
+    });
+    expect(contextWindowFor('claude-opus-4-6', 200_000, [])).toEqual({
+      window: 200_000,
+      source: 'catalog',
+    });
   });
   it('unknown or missing model: no window', () => {
     expect(contextWindowFor('my-local-model', 5_000, [])).toEqual({ window: null, source: null });

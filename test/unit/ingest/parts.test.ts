@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { analyzeContent } from '../../../src/ingest/parts.ts';
+import type { Attributes } from '../../../src/model/telemetry.ts';
+
+const big = 'x'.repeat(1000);
+
+describe('parts from each message format (conventions §9.6, §9.7)', () => {
+  it('semconv gen_ai.input.messages + gen_ai.system_instructions; tool name joined through the call id', () => {
+    const a: Attributes = {
+      'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: 'You are helpful.' }]),
+      'gen_ai.input.messages': JSON.stringify([
+        { role: 'user', parts: [{ type: 'text', content: 'hi' }] },
+        {
+          role: 'assistant',
+          parts: [{ type: 'tool_call', id: 'c1', name: 'read_file', arguments: { p: 1 } }],
+        },
+        { role: 'tool', parts: [{ type: 'tool_call_response', id: 'c1', response: big }] },
+      ]),
+      'gen_ai.output.messages': JSON.stringify([
+        {
+          role: 'assistant',
+          parts: [{ type: 'tool_call', id: 'c2', name: 'grep', arguments: {} }],
+        },
+      ]),
+    };
+    const r = analyzeContent(a);
+    expect(r.parts).toEqual({
+      unit: 'chars',
+      system: 16,
+      tools: { read_file: 1000 },
+      total: 16 + 2 + 7 + 9 + 1000,
+      source: 'messages',
+    });
+    expect(r.outputToolCall).toBe(true);
+    expect(r.outputToolName).toBe('grep');
+  });
+  it('semconv system role inside input messages counts as system', () => {
+    const r = analyzeContent({
+      'gen_ai.input.messages': JSON.stringify([
+        { role: 'system', parts: [{ type: 'text', content: 'sys' }] },
+        { role: 'user', parts: [{ type: 'text', content: 'q' }] },
+      ]),
+    });
+    expect(r.parts).toMatchObject({ system: 3, total: 4 });
+  });
+  it('OpenInference llm.input_messages.N.* with contents and tool_call_id', () => {
+    const r = analyzeContent({
+      'llm.input_messages.0.message.role': 'system',
+      'llm.input_messages.0.message.content': 'system!',
+      'llm.input_messages.1.message.role': 'user',
+      'llm.input_messages.1.message.contents.0.message_content.type': 'text',
+      'llm.input_messages.1.message.contents.0.message_content.text': 'question',
+      'llm.input_messages.2.message.role': 'assistant',
+      'llm.input_messages.2.message.tool_calls.0.tool_call.id': 'call_1',
+      'llm.input_messages.2.message.tool_calls.0.tool_call.function.name': 'web_search',
+      'llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments': '{}',
+      'llm.input_messages.10.message.role': 'tool',
+      'llm.input_messages.10.message.tool_call_id': 'call_1',
+      'llm.input_messages.10.message.content': big,
+      'llm.output_messages.0.message.role': 'assistant',
+      'llm.output_messages.0.message.tool_calls.0.tool_call.function.name': 'final_answer',
+    });
+    expect(r.parts).toMatchObject({
+      system: 7,
+      tools: { web_search: 1000 },
+      total: 7 + 8 + 2 + 10 + 1000,
+    });
+    expect(r.outputToolName).toBe('final_answer');
+  });
+  it('Traceloop legacy gen_ai.prompt.N.* (OpenAI tool_call_id) and completion tool calls', () => {
+    const r = analyzeContent({
+      'gen_ai.prompt.0.role': 'system',
+      'gen_ai.prompt.0.content': 'sys prompt',
+      'gen_ai.prompt.1.role': 'assistant',
+      'gen_ai.prompt.1.tool_calls.0.id': 'call_w',
+      'gen_ai.prompt.1.tool_calls.0.name': 'helm_list_releases',
+      'gen_ai.prompt.1.tool_calls.0.arguments': '{}',
+      'gen_ai.prompt.2.role': 'tool',
+      'gen_ai.prompt.2.tool_call_id': 'call_w',
+      'gen_ai.prompt.2.content': big,
+      'gen_ai.completion.0.tool_calls.0.name': 'helm_get_release',
+    });
+    expect(r.parts).toMatchObject({ system: 10, tools: { helm_list_releases: 1000 } });
+    expect(r.outputToolName).toBe('helm_get_release');
+  });
+  it('Traceloop legacy Anthropic: tool_result blocks JSON-dumped in .content', () => {
+    const r = analyzeContent({
+      'gen_ai.prompt.0.role': 'assistant',
+      'gen_ai.prompt.0.content': JSON.stringify([
+        { type: 'tool_use', id: 'toolu_1', name: 'Read', input: {} },
+      ]),
+      'gen_ai.prompt.1.role': 'user',
+      'gen_ai.prompt.1.content': JSON.stringify([
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: big },
+      ]),
+    });
+    expect(r.parts?.tools).toEqual({ Read: 1000 });
+    expect(r.parts?.system).toBe(0);
+  });
+  it('Vercel ai.prompt.messages: tool-result names inline', () => {
+    const r = analyzeContent({
+      'ai.prompt.messages': JSON.stringify([
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: [{ type: 'text', text: 'go' }] },
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: 't1',
+              toolName: 'weather',
+              output: { type: 'text', value: big },
+            },
+          ],
+        },
+      ]),
+      'ai.response.toolCalls': JSON.stringify([
+        { toolCallId: 't2', toolName: 'search', args: '{}' },
+      ]),
+    });
+    expect(r.parts).toMatchObject({ system: 8, tools: { weather: 1000 }, total: 8 + 2 + 1000 });
+    expect(r.outputToolName).toBe('search');
+  });
+  it('OpenInference raw input.value (Anthropic request with top-level system)', () => {
+    const r = analyzeContent({
+      'input.value': JSON.stringify({
+        system: 'sys',
+        messages: [
+          {
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: 'u1', name: 'Bash', input: { c: 'ls' } }],
+          },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'u1', content: 'abc' }] },
+        ],
+      }),
+    });
+    expect(r.parts).toMatchObject({ system: 3, tools: { Bash: 3 } });
+  });
+  it('unresolvable tool result ids are attributed to "unknown"', () => {
+    const r = analyzeContent({
+      'gen_ai.input.messages': JSON.stringify([
+        { role: 'tool', parts: [{ type: 'tool_call_response', id: 'zz', response: 'r' }] },
+      ]),
+    });
+    expect(r.parts?.tools).toEqual({ unknown: 1 });
+  });
+  it('no content: no parts', () => {
+    expect(analyzeContent({ 'gen_ai.usage.input_tokens': 5 }).parts).toBeNull();
+  });
+  it('compaction parts in input and output', () => {
+    const r = analyzeContent({
+      'gen_ai.input.messages': JSON.stringify([
+        { role: 'user', parts: [{ type: 'compaction', id: 'cmp_1', content: 'summary' }] },
+      ]),
+      'gen_ai.output.messages': JSON.stringify([
+        { role: 'assistant', parts: [{ type: 'compaction', content: 'new summary!' }] },
+      ]),
+    });
+    expect(r.inputCompaction).toEqual({ id: 'cmp_1', size: 7, text: 'summary' });
+    expect(r.outputCompaction).toEqual({ id: null, size: 12, text: 'new summary!' });
+  });
+});

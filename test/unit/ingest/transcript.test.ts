@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeTranscript } from '../../../src/ingest/index.ts';
+import { CTX } from './helpers.ts';
+
+const SID = '11111111-2222-3333-4444-555555555555';
+let n = 0;
+function line(o: Record<string, unknown>): string {
+  n++;
+  return JSON.stringify({
+    sessionId: SID,
+    uuid: `u${n}`,
+    timestamp: `2026-01-01T00:00:${String(n).padStart(2, '0')}.000Z`,
+    isSidechain: false,
+    ...o,
+  });
+}
+const usage = (i: number, r: number, w: number, o = 9) => ({
+  input_tokens: i,
+  cache_read_input_tokens: r,
+  cache_creation_input_tokens: w,
+  output_tokens: o,
+});
+const assistant = (
+  id: string,
+  block: unknown,
+  u = usage(3, 1000, 500),
+  extra: Record<string, unknown> = {},
+) =>
+  line({
+    type: 'assistant',
+    requestId: `req_${id}`,
+    message: {
+      id,
+      model: 'claude-opus-4-6',
+      role: 'assistant',
+      content: [block],
+      stop_reason: null,
+      usage: u,
+    },
+    ...extra,
+  });
+const user = (content: unknown, extra: Record<string, unknown> = {}) =>
+  line({ type: 'user', message: { role: 'user', content }, ...extra });
+
+describe('normalizeTranscript', () => {
+  const text = [
+    JSON.stringify({ type: 'summary', summary: 'A title', leafUuid: 'x' }),
+    user('please read the file'),
+    assistant('msg_1', { type: 'text', text: 'Sure.' }),
+    assistant('msg_1', {
+      type: 'tool_use',
+      id: 'toolu_1',
+      name: 'Read',
+      input: { file_path: '/a' },
+    }),
+    user([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x'.repeat(500) }]),
+    assistant('msg_2', { type: 'text', text: 'Done' }, usage(5, 1500, 700, 40), {}),
+    line({
+      type: 'system',
+      subtype: 'compact_boundary',
+      content: 'Conversation compacted',
+      compactMetadata: { trigger: 'auto', preTokens: 2205 },
+    }),
+    user('This session is being continued from a previous conversation...', {
+      isCompactSummary: true,
+    }),
+    assistant('msg_3', { type: 'text', text: 'ok' }, usage(3, 0, 300)),
+    line({
+      type: 'assistant',
+      isSidechain: true,
+      agentId: 'a1b2',
+      message: {
+        id: 'msg_s',
+        model: 'claude-opus-4-6',
+        content: [{ type: 'text', text: 'sub' }],
+        usage: usage(1, 2, 3),
+      },
+    }),
+    'not json',
+    '',
+  ].join('\n');
+  const r = normalizeTranscript(text, CTX);
+
+  it('one call per unique message id, usage once, exclusive rule', () => {
+    expect(r.calls.map((c) => [c.requestId, c.contextTokens, c.usageRule])).toEqual([
+      ['req_msg_1', 1503, 'exclusive_producer'],
+      ['req_msg_2', 2205, 'exclusive_producer'],
+      ['req_msg_3', 303, 'exclusive_producer'],
+      [null, 6, 'exclusive_producer'],
+    ]);
+  });
+  it('tool call in the output, tool results joined to tool_use names', () => {
+    expect(r.calls[0]).toMatchObject({
+      outputToolCall: true,
+      outputToolName: 'Read',
+      finishReasonRaw: null,
+      finishClass: null,
+    });
+    expect(r.toolResults).toEqual([
+      expect.objectContaining({
+        toolName: 'Read',
+        toolCallId: 'toolu_1',
+        resultSize: 500,
+        sizeUnit: 'chars',
+        source: 'claude_code_transcript',
+      }),
+    ]);
+  });
+  it('parts are cumulative over the history; system unknown; compact_boundary resets', () => {
+    expect(r.calls[0]?.parts).toEqual({
+      unit: 'chars',
+      total: 20,
+      system: null,
+      tools: {},
+      source: 'messages',
+    });
+    expect(r.calls[1]?.parts?.tools).toEqual({ Read: 500 });
+    expect(r.calls[1]?.parts?.total).toBeGreaterThan(500);
+    expect(r.calls[2]?.parts?.tools).toEqual({});
+    expect(r.calls[2]?.parts?.total).toBe(
+      'This session is being continued from a previous conversation...'.length,
+    );
+  });
+  it('compact_boundary → a compaction (summary is a title, not one)', () => {
+    expect(r.compactions).toEqual([
+      expect.objectContaining({
+        evidence: 'transcript_boundary',
+        trigger: 'auto',
+        tokensBefore: 2205,
+        streamKey: `${SID}|main`,
+        summarySize: 63,
+      }),
+    ]);
+  });
+  it('sidechain lines are a separate stream; ids are deterministic', () => {
+    expect(r.calls[3]).toMatchObject({ agentId: 'a1b2', streamKey: `${SID}|a1b2`, sideCall: null });
+    expect(
+      r.calls.every((c) => c.runId === SID && c.conversationId === SID && !c.conversationSynthetic),
+    ).toBe(true);
+    expect(normalizeTranscript(text, CTX)).toEqual(r);
+    expect(new Set(r.calls.map((c) => c.traceId)).size).toBe(1);
+  });
+  it('a subagent file gets the agent id; acompact agents are compaction side calls', () => {
+    const sub = normalizeTranscript(assistant('msg_x', { type: 'text', text: 'summary' }), CTX, {
+      agentId: 'acompact-e1f845',
+    });
+    expect(sub.calls[0]).toMatchObject({
+      agentId: 'acompact-e1f845',
+      sideCall: 'compact',
+      streamKey: `${SID}|acompact-e1f845`,
+    });
+  });
+  it('a sidechain without agentId is keyed by its root line', () => {
+    const root = line({
+      type: 'user',
+      isSidechain: true,
+      parentUuid: null,
+      message: { role: 'user', content: 'task' },
+    });
+    const rootUuid = (JSON.parse(root) as { uuid: string }).uuid;
+    const child = line({
+      type: 'assistant',
+      isSidechain: true,
+      parentUuid: rootUuid,
+      message: {
+        id: 'msg_c',
+        model: 'claude-sonnet-4-20250514',
+        content: [{ type: 'text', text: 'x' }],
+        usage: usage(1, 1, 1),
+      },
+    });
+    const res = normalizeTranscript([root, child].join('\n'), CTX);
+    expect(res.calls[0]?.agentId).toBe(`sidechain-${rootUuid}`);
+    expect(res.calls[0]?.parts?.total).toBe(4);
+  });
+  it('stop_reason when present is classed', () => {
+    const res = normalizeTranscript(
+      assistant('msg_z', { type: 'text', text: 'x' }, usage(1, 1, 1), {}).replace(
+        '"stop_reason":null',
+        '"stop_reason":"max_tokens"',
+      ),
+      CTX,
+    );
+    expect(res.calls[0]).toMatchObject({
+      finishReasonRaw: 'max_tokens',
+      finishClass: 'output_limit',
+    });
+  });
+});
