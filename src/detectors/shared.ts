@@ -43,7 +43,9 @@ export function shortId(id: string): string {
 
 /** Where a call ran, for summaries: "the main thread" or "sub-agent <id>". */
 export function streamLabel(call: Pick<LlmCall, 'agentId'>): string {
-  return call.agentId === null ? 'the main thread' : `sub-agent ${shortId(call.agentId)}`;
+  const id = call.agentId;
+  if (id === null) return 'the main thread';
+  return `sub-agent ${id.length > 20 ? `${id.slice(0, 18)}…` : id}`;
 }
 
 /**

@@ -1,0 +1,457 @@
+/**
+ * `rotscope analyze FILE...`: runs the four detectors offline on Claude Code transcripts
+ * (.jsonl) and OTLP/JSON trace files, without a store. Prints each conversation's streams
+ * with a sparkline of context usage and its findings, or `--json`. Exit code 0; 1 when
+ * `--fail-on SEVERITY` is given and a finding of at least that severity exists; 2 on bad
+ * usage or an unreadable file.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildTimeline, runDetectors, type TimelineItem } from '../detectors/index.ts';
+import { normalizeSpans, normalizeTranscript, type NormalizeContext } from '../ingest/index.ts';
+import type { WindowOverride } from '../ingest/index.ts';
+import type { Compaction, LlmCall } from '../model/calls.ts';
+import {
+  DEFAULT_THRESHOLDS,
+  SEVERITY_RANK,
+  type FindingDraft,
+  type Severity,
+  type Thresholds,
+} from '../model/findings.ts';
+import { decodeTraceJsonFile } from '../otlp/decode.ts';
+
+/** Where analyze writes. */
+export interface AnalyzeIo {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+}
+
+const SPARK = '▁▂▃▄▅▆▇█';
+/** Sparklines longer than this many calls are bucketed (each bucket shows its fullest call). */
+const SPARK_WIDTH = 60;
+const RATIO_KEYS = [
+  'usageThreshold',
+  'usageCritical',
+  'toolShare',
+  'dropRatio',
+  'systemShrink',
+] as const;
+const COUNT_KEYS = ['toolPersistCalls', 'dropMinTokens'] as const;
+const THRESHOLD_KEYS = [...RATIO_KEYS, ...COUNT_KEYS] as const;
+const SEVERITIES: readonly Severity[] = ['info', 'warning', 'critical'];
+const READ_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'is a directory',
+};
+
+const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+const USAGE = `Usage: rotscope analyze FILE... [--json] [--fail-on info|warning|critical]
+                        [--window MODEL_GLOB=TOKENS]... [threshold flags]
+
+Runs the context-rot detectors on Claude Code transcripts (.jsonl) and OTLP/JSON trace
+files (one ExportTraceServiceRequest, an array of them, a Tempo export with "batches", or
+JSON lines), without a server or database.
+
+  --json                 machine-readable output
+  --fail-on SEVERITY     exit 1 when a finding of at least SEVERITY exists (default: never)
+  --window GLOB=TOKENS   context window for models matching GLOB (repeatable), e.g. 'claude-*=1000000'
+${THRESHOLD_KEYS.map((k) => `  --${kebab(k).padEnd(21)}default ${DEFAULT_THRESHOLDS[k]}${(RATIO_KEYS as readonly string[]).includes(k) ? ' (ratio 0..1)' : ''}`).join('\n')}
+
+Exit codes: 0 done, 1 a finding at or above --fail-on, 2 bad usage or unreadable file.
+`;
+
+interface Options {
+  files: string[];
+  json: boolean;
+  failOn: Severity | null;
+  thresholds: Thresholds;
+  windowOverrides: WindowOverride[];
+}
+
+type Parsed = { ok: true; options: Options } | { ok: false; errors: string[] } | { ok: 'help' };
+
+function parseOptions(argv: string[]): Parsed {
+  const thresholdFlags = Object.fromEntries(
+    THRESHOLD_KEYS.map((k) => [kebab(k), { type: 'string' as const }]),
+  );
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        'fail-on': { type: 'string' },
+        window: { type: 'string', multiple: true },
+        ...thresholdFlags,
+      },
+    });
+  } catch (error) {
+    return { ok: false, errors: [(error as Error).message] };
+  }
+  const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
+  if (values.help === true) return { ok: 'help' };
+
+  const errors: string[] = [];
+  const files = parsed.positionals;
+  if (files.length === 0) errors.push('no FILE given');
+
+  const failOnRaw = values['fail-on'];
+  let failOn: Severity | null = null;
+  if (typeof failOnRaw === 'string') {
+    if ((SEVERITIES as readonly string[]).includes(failOnRaw)) failOn = failOnRaw as Severity;
+    else errors.push(`--fail-on must be info, warning or critical (got "${failOnRaw}")`);
+  }
+
+  const thresholds: Thresholds = { ...DEFAULT_THRESHOLDS };
+  for (const key of THRESHOLD_KEYS) {
+    const raw = values[kebab(key)];
+    if (typeof raw !== 'string') continue;
+    const n = raw.trim() === '' ? NaN : Number(raw);
+    const isRatio = (RATIO_KEYS as readonly string[]).includes(key);
+    if (isRatio && !(n >= 0 && n <= 1)) {
+      errors.push(`--${kebab(key)} must be a ratio between 0 and 1 (got "${raw}")`);
+    } else if (!isRatio && !(Number.isInteger(n) && n >= 0)) {
+      errors.push(`--${kebab(key)} must be a whole number ≥ 0 (got "${raw}")`);
+    } else {
+      thresholds[key] = n;
+    }
+  }
+
+  const windowOverrides: WindowOverride[] = [];
+  for (const raw of (values.window as string[] | undefined) ?? []) {
+    const m = /^(.+)=(\d+)$/.exec(raw);
+    const window = m ? Number(m[2]) : NaN;
+    if (!m?.[1] || !(window > 0)) {
+      errors.push(`--window must be MODEL_GLOB=TOKENS, e.g. 'claude-*=1000000' (got "${raw}")`);
+    } else {
+      windowOverrides.push({ model: m[1], window });
+    }
+  }
+
+  if (errors.length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    options: { files, json: values.json === true, failOn, thresholds, windowOverrides },
+  };
+}
+
+/** What one input file held. */
+interface FileResult {
+  path: string;
+  format: 'claude_code_transcript' | 'otlp_json';
+  calls: LlmCall[];
+  compactions: Compaction[];
+  /** Spans the OTLP decoder refused (0 for transcripts). */
+  rejectedSpans: number;
+}
+
+type Loaded = { ok: true; file: FileResult } | { ok: false; error: string };
+
+/** OTLP/JSON when the whole file is JSON, or its first line is a trace request; else a transcript. */
+function looksLikeOtlp(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    const first = text.split('\n').find((line) => line.trim() !== '') ?? '';
+    try {
+      const obj = JSON.parse(first) as unknown;
+      return (
+        typeof obj === 'object' &&
+        obj !== null &&
+        ('resourceSpans' in obj || 'resource_spans' in obj || 'batches' in obj)
+      );
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** A `<session>/subagents/agent-<id>.jsonl` file belongs to sub-agent `<id>`. */
+function subagentIdOf(path: string): string | undefined {
+  return /(?:^|[\\/])subagents[\\/]agent-([^\\/]+)\.jsonl$/.exec(path)?.[1];
+}
+
+async function loadFile(path: string, ctx: NormalizeContext): Promise<Loaded> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    const why = (e.code && READ_ERRORS[e.code]) ?? e.message;
+    return { ok: false, error: `cannot read ${path}: ${why}` };
+  }
+  if (looksLikeOtlp(text)) {
+    const decoded = decodeTraceJsonFile(text);
+    if (!decoded.ok)
+      return { ok: false, error: `${path}: not OTLP/JSON traces: ${decoded.reason}` };
+    const { normalized } = normalizeSpans(decoded.value.items, ctx);
+    return {
+      ok: true,
+      file: {
+        path,
+        format: 'otlp_json',
+        calls: normalized.calls,
+        compactions: normalized.compactions,
+        rejectedSpans: decoded.value.rejected.length,
+      },
+    };
+  }
+  const agentId = subagentIdOf(path);
+  const normalized = normalizeTranscript(text, ctx, agentId === undefined ? {} : { agentId });
+  return {
+    ok: true,
+    file: {
+      path,
+      format: 'claude_code_transcript',
+      calls: normalized.calls,
+      compactions: normalized.compactions,
+      rejectedSpans: 0,
+    },
+  };
+}
+
+/** One character per usage ratio (null: unknown), ▁ for under 1/8 of the window up to █. */
+export function sparkline(usages: readonly (number | null)[], width = SPARK_WIDTH): string {
+  let points = usages;
+  if (usages.length > width) {
+    points = Array.from({ length: width }, (_, i) => {
+      const bucket = usages.slice(
+        Math.floor((i * usages.length) / width),
+        Math.floor(((i + 1) * usages.length) / width),
+      );
+      const known = bucket.filter((u): u is number => u !== null);
+      return known.length > 0 ? Math.max(...known) : null;
+    });
+  }
+  return points
+    .map((u) => (u === null ? '·' : SPARK[Math.min(7, Math.max(0, Math.floor(u * 8)))]))
+    .join('');
+}
+
+/** One stream of a conversation, as reported. */
+interface StreamReport {
+  streamKey: string;
+  agentId: string | null;
+  /** Calls of the stream, side calls excluded. */
+  calls: number;
+  sideCalls: number;
+  peakTokens: number | null;
+  window: number | null;
+  /** peakTokens / window of the fullest call, full precision. */
+  peakUsage: number | null;
+  /** usage / window per call in order (null when unknown), side calls excluded. */
+  usage: (number | null)[];
+  sparkline: string;
+}
+
+interface ConversationReport {
+  conversationId: string;
+  calls: number;
+  compactions: number;
+  streams: StreamReport[];
+  findings: FindingDraft[];
+}
+
+function usageOf(call: LlmCall): number | null {
+  return call.contextTokens !== null && call.contextWindow !== null && call.contextWindow > 0
+    ? call.contextTokens / call.contextWindow
+    : null;
+}
+
+function streamReports(timelineCalls: readonly LlmCall[]): StreamReport[] {
+  const byStream = new Map<string, LlmCall[]>();
+  for (const call of timelineCalls) {
+    const list = byStream.get(call.streamKey) ?? [];
+    list.push(call);
+    byStream.set(call.streamKey, list);
+  }
+  return [...byStream.entries()].map(([streamKey, all]) => {
+    const calls = all.filter((c) => c.sideCall === null);
+    let peak: LlmCall | null = null;
+    for (const c of calls) {
+      const u = usageOf(c);
+      if (u !== null && (peak === null || u > (usageOf(peak) ?? -1))) peak = c;
+    }
+    const usage = calls.map(usageOf);
+    return {
+      streamKey,
+      agentId: all[0]?.agentId ?? null,
+      calls: calls.length,
+      sideCalls: all.length - calls.length,
+      peakTokens: peak?.contextTokens ?? null,
+      window: peak?.contextWindow ?? null,
+      peakUsage: peak ? usageOf(peak) : null,
+      usage,
+      sparkline: sparkline(usage),
+    };
+  });
+}
+
+function firstNsOf(item: TimelineItem | undefined): string {
+  if (!item) return '0';
+  return item.type === 'call' ? item.call.startNs : item.compaction.atNs;
+}
+
+function analyzeConversations(
+  files: readonly FileResult[],
+  thresholds: Thresholds,
+): ConversationReport[] {
+  const calls = new Map<string, LlmCall>();
+  const compactions = new Map<string, Compaction>();
+  for (const f of files) {
+    for (const c of f.calls) calls.set(`${c.traceId}:${c.spanId}`, c);
+    for (const c of f.compactions) compactions.set(c.sourceKey, c);
+  }
+  const conversations = new Map<string, { calls: LlmCall[]; compactions: Compaction[] }>();
+  const entry = (id: string) => {
+    let e = conversations.get(id);
+    if (!e) conversations.set(id, (e = { calls: [], compactions: [] }));
+    return e;
+  };
+  for (const c of calls.values()) entry(c.conversationId).calls.push(c);
+  for (const c of compactions.values()) entry(c.conversationId).compactions.push(c);
+
+  const reports = [...conversations.entries()].map(([conversationId, conv]) => {
+    const timeline = buildTimeline(conv.calls, conv.compactions);
+    const ordered = timeline.flatMap((i) => (i.type === 'call' ? [i.call] : []));
+    const { findings } = runDetectors({}, timeline, { thresholds });
+    return {
+      conversationId,
+      firstNs: firstNsOf(timeline[0]),
+      report: {
+        conversationId,
+        calls: conv.calls.length,
+        compactions: conv.compactions.length,
+        streams: streamReports(ordered),
+        findings,
+      },
+    };
+  });
+  reports.sort((a, b) => {
+    const x = BigInt(a.firstNs);
+    const y = BigInt(b.firstNs);
+    return x < y ? -1 : x > y ? 1 : a.conversationId.localeCompare(b.conversationId);
+  });
+  return reports.map((r) => r.report);
+}
+
+function severityCounts(conversations: readonly ConversationReport[]): Record<Severity, number> {
+  const counts: Record<Severity, number> = { info: 0, warning: 0, critical: 0 };
+  for (const c of conversations) for (const f of c.findings) counts[f.severity] += 1;
+  return counts;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const int = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+function streamLine(s: StreamReport): string {
+  const name = s.agentId === null ? 'main thread' : `sub-agent ${s.agentId}`;
+  const calls = `${plural(s.calls, 'call')}${s.sideCalls > 0 ? ` (+${s.sideCalls} side)` : ''}`;
+  const peak =
+    s.peakTokens !== null && s.window !== null && s.peakUsage !== null
+      ? `peak ${int(s.peakTokens)} of ${int(s.window)} tokens (${Math.round(s.peakUsage * 100)}%)`
+      : 'peak unknown';
+  return `  ${name}: ${calls}, ${peak}  ${s.sparkline}`;
+}
+
+function formatText(
+  files: readonly FileResult[],
+  conversations: readonly ConversationReport[],
+): string {
+  const out: string[] = [];
+  for (const f of files) {
+    const rejected = f.rejectedSpans > 0 ? `, ${f.rejectedSpans} spans rejected` : '';
+    const kind = f.format === 'otlp_json' ? 'OTLP/JSON' : 'Claude Code transcript';
+    out.push(
+      `${basename(f.path)}: ${kind}, ${plural(f.calls.length, 'LLM call')}, ${plural(f.compactions.length, 'compaction')}${rejected}`,
+    );
+  }
+  for (const c of conversations) {
+    out.push(
+      '',
+      `conversation ${c.conversationId}: ${plural(c.calls, 'call')}, ${plural(c.streams.length, 'stream')}, ${plural(c.compactions, 'compaction')}`,
+    );
+    for (const s of c.streams) out.push(streamLine(s));
+    if (c.findings.length === 0) out.push('  no findings');
+    for (const f of c.findings)
+      out.push(`  ${f.severity.toUpperCase().padEnd(8)} ${f.detector.padEnd(16)} ${f.summary}`);
+  }
+  const counts = severityCounts(conversations);
+  const total = counts.info + counts.warning + counts.critical;
+  const calls = conversations.reduce((n, c) => n + c.calls, 0);
+  out.push(
+    '',
+    `${plural(conversations.length, 'conversation')}, ${plural(calls, 'call')}, ` +
+      `${plural(total, 'finding')} (${counts.critical} critical, ${counts.warning} warning, ${counts.info} info)`,
+  );
+  return `${out.join('\n')}\n`;
+}
+
+/**
+ * Runs `rotscope analyze` with `argv` (the arguments after `analyze`). Reads the files,
+ * normalizes them with the same code as the server, runs the detectors per conversation and
+ * writes the report to `io.stdout` (errors to `io.stderr`). Returns the exit code: 0, 1 when
+ * `--fail-on` matched a finding, 2 on bad usage or an unreadable file.
+ */
+export async function analyzeCommand(argv: string[], io: AnalyzeIo): Promise<number> {
+  const parsed = parseOptions(argv);
+  if (parsed.ok === 'help') {
+    io.stdout(USAGE);
+    return 0;
+  }
+  if (!parsed.ok) {
+    io.stderr(`rotscope analyze: ${parsed.errors.join('; ')}\n\n${USAGE}`);
+    return 2;
+  }
+  const { options } = parsed;
+  const ctx: NormalizeContext = {
+    workspaceId: 'analyze',
+    captureContent: false,
+    windowOverrides: options.windowOverrides,
+  };
+  const files: FileResult[] = [];
+  for (const path of options.files) {
+    const loaded = await loadFile(path, ctx);
+    if (!loaded.ok) {
+      io.stderr(`rotscope analyze: ${loaded.error}\n`);
+      return 2;
+    }
+    files.push(loaded.file);
+  }
+
+  const conversations = analyzeConversations(files, options.thresholds);
+  const counts = severityCounts(conversations);
+  if (options.json) {
+    const report = {
+      thresholds: options.thresholds,
+      files: files.map((f) => ({
+        path: f.path,
+        format: f.format,
+        calls: f.calls.length,
+        compactions: f.compactions.length,
+        rejectedSpans: f.rejectedSpans,
+      })),
+      conversations,
+      totals: {
+        conversations: conversations.length,
+        calls: conversations.reduce((n, c) => n + c.calls, 0),
+        findings: counts,
+      },
+    };
+    io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    io.stdout(formatText(files, conversations));
+  }
+
+  const failOn = options.failOn;
+  if (failOn === null) return 0;
+  const hit = SEVERITIES.some((s) => SEVERITY_RANK[s] >= SEVERITY_RANK[failOn] && counts[s] > 0);
+  return hit ? 1 : 0;
+}
