@@ -95,7 +95,7 @@ export async function loadFinding(
     .executeTakeFirst();
   if (!row) return undefined;
   const finding: FindingJson = {
-    id: row.id,
+    id: String(row.id),
     detector: row.detector,
     severity: row.severity,
     ...(row.kind !== null ? { kind: row.kind } : {}),

@@ -56,7 +56,7 @@ export async function setAlertChannels(
           channels.map((channel) => channel.id),
         )
         .execute();
-      const knownIds = new Set(known.map((row) => row.id));
+      const knownIds = new Set(known.map((row) => String(row.id)));
       const unknown = channels.find((channel) => !knownIds.has(channel.id));
       if (unknown) return { ok: false, error: `unknown channel id ${unknown.id}` };
     }

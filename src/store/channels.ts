@@ -55,7 +55,7 @@ function asObject(value: unknown): Record<string, unknown> {
 
 function toRecord(row: ChannelRow): ChannelRecord {
   return {
-    id: row.id,
+    id: String(row.id),
     type: row.type,
     name: row.name,
     config: asObject(row.config),

@@ -47,7 +47,7 @@ export async function insertFinding(
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  return row.id;
+  return String(row.id);
 }
 
 /** Stores a channel from full settings and returns its id. */

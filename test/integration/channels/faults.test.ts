@@ -1,0 +1,347 @@
+import dns from 'node:dns';
+import os from 'node:os';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateWebhookSecret } from '../../../src/channels/config.ts';
+import { startNotifier } from '../../../src/channels/delivery-loop.ts';
+import { checkAddress, postJson } from '../../../src/channels/outbound.ts';
+import { openStore, type Store } from '../../../src/store/db.ts';
+import { claimDueDeliveries } from '../../../src/store/deliveries.ts';
+import { startHttpReceiver, type HttpReceiver, type Reply } from '../../helpers/http-receiver.ts';
+import { createTestStore, usingPostgres, type TestStore } from '../../helpers/store.ts';
+import {
+  addChannel,
+  deliveriesOf,
+  eventually,
+  FAST,
+  memoryLogger,
+  queueFinding,
+  testConfig,
+} from './fixtures.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('delivery faults', () => {
+  let store: TestStore;
+  const receivers: HttpReceiver[] = [];
+
+  async function receiver(reply: (index: number) => Reply): Promise<HttpReceiver> {
+    const started = await startHttpReceiver((_request, index) => reply(index));
+    receivers.push(started);
+    return started;
+  }
+
+  async function webhook(url: string): Promise<string> {
+    return addChannel(store.db, {
+      type: 'webhook',
+      url,
+      secret: generateWebhookSecret(),
+      headers: {},
+    });
+  }
+
+  async function settled(findingId: string, status: string, timeoutMs = 10_000) {
+    return eventually(async () => {
+      const [delivery] = await deliveriesOf(store.db, findingId);
+      return delivery?.status === status ? delivery : undefined;
+    }, timeoutMs);
+  }
+
+  beforeAll(async () => {
+    store = await createTestStore();
+  });
+  // Each test starts with an empty queue: leftovers of earlier tests are settled.
+  afterEach(async () => {
+    await store.db
+      .updateTable('deliveries')
+      .set({ status: 'failed' })
+      .where('status', '=', 'pending')
+      .execute();
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await store.close();
+  });
+
+  it('retries 500s and delivers once, with every attempt logged under the same id', async () => {
+    const endpoint = await receiver((index) =>
+      index < 2 ? { status: 500, body: 'boom' } : { status: 200 },
+    );
+    const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
+    const notifier = startNotifier({ store, config: testConfig(), log: memoryLogger(), ...FAST });
+    try {
+      const delivery = await settled(findingId, 'delivered');
+      await sleep(200);
+      expect(endpoint.requests).toHaveLength(3);
+      expect(new Set(endpoint.requests.map((r) => r.headers['webhook-id']))).toEqual(
+        new Set([delivery.id]),
+      );
+      expect(delivery.attempts).toBe(3);
+      expect(delivery.attemptLog.map((a) => [a.status_code, a.outcome])).toEqual([
+        [500, 'retry'],
+        [500, 'retry'],
+        [200, 'delivered'],
+      ]);
+      expect(delivery.attemptLog[0]?.error).toBe('HTTP 500: boom');
+      for (const attempt of delivery.attemptLog)
+        expect(attempt.duration_ms).toBeGreaterThanOrEqual(0);
+    } finally {
+      await notifier.stop();
+    }
+  });
+
+  it('waits at least Retry-After before retrying a 429', async () => {
+    const endpoint = await receiver((index) =>
+      index === 0 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 },
+    );
+    const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
+    const notifier = startNotifier({ store, config: testConfig(), log: memoryLogger(), ...FAST });
+    try {
+      await settled(findingId, 'delivered');
+      const [first, second] = endpoint.requests;
+      expect(endpoint.requests).toHaveLength(2);
+      // Backoff alone would retry after 25..50 ms.
+      expect(second!.at - first!.at).toBeGreaterThanOrEqual(2_000);
+      expect(second!.at - first!.at).toBeLessThan(3_500);
+    } finally {
+      await notifier.stop();
+    }
+  });
+
+  it('tries a 400 once and marks the delivery failed', async () => {
+    const endpoint = await receiver(() => ({ status: 400, body: 'bad payload' }));
+    const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
+    const notifier = startNotifier({ store, config: testConfig(), log: memoryLogger(), ...FAST });
+    try {
+      const delivery = await settled(findingId, 'failed');
+      await sleep(300);
+      expect(endpoint.requests).toHaveLength(1);
+      expect(delivery.last_error).toBe('HTTP 400: bad payload');
+      expect(delivery.attemptLog.map((a) => [a.status_code, a.outcome])).toEqual([[400, 'failed']]);
+    } finally {
+      await notifier.stop();
+    }
+  });
+
+  it('times out a hanging endpoint without delaying other channels', async () => {
+    const hanging = await receiver(() => 'hang');
+    const healthy = await receiver(() => ({ status: 200 }));
+    const hangingChannel = await webhook(hanging.url);
+    const healthyChannel = await webhook(healthy.url);
+    // Several findings for the hanging channel queued first, then one for the healthy one.
+    const stuck: string[] = [];
+    for (let i = 0; i < 6; i++) stuck.push(await queueFinding(store.db, [hangingChannel]));
+    const fine = await queueFinding(store.db, [healthyChannel]);
+    const config = testConfig({ deliveryTimeoutMs: 1_500 });
+    const started = Date.now();
+    const notifier = startNotifier({ store, config, log: memoryLogger(), ...FAST, concurrency: 4 });
+    try {
+      await settled(fine, 'delivered');
+      expect(Date.now() - started).toBeLessThan(1_000);
+      // The hanging ones time out and are kept for a retry.
+      const timedOut = await eventually(async () => {
+        const [delivery] = await deliveriesOf(store.db, stuck[0]!);
+        return delivery?.attemptLog[0];
+      }, 5_000);
+      expect(timedOut.outcome).toBe('retry');
+      expect(timedOut.error).toMatch(/timed out/);
+      expect(timedOut.status_code).toBeNull();
+      expect(timedOut.duration_ms).toBeGreaterThanOrEqual(1_400);
+      expect(timedOut.duration_ms).toBeLessThan(3_000);
+    } finally {
+      await notifier.stop();
+    }
+  });
+
+  it('does not follow a redirect', async () => {
+    const target = await receiver(() => ({ status: 200 }));
+    const redirecting = await receiver(() => ({
+      status: 302,
+      headers: { location: `${target.url}/elsewhere` },
+    }));
+    const findingId = await queueFinding(store.db, [await webhook(redirecting.url)]);
+    const notifier = startNotifier({ store, config: testConfig(), log: memoryLogger(), ...FAST });
+    try {
+      const delivery = await settled(findingId, 'failed');
+      await sleep(200);
+      expect(redirecting.requests).toHaveLength(1);
+      expect(target.requests).toHaveLength(0);
+      expect(delivery.last_error).toBe(
+        `redirect not followed (HTTP 302 to ${target.url}/elsewhere)`,
+      );
+    } finally {
+      await notifier.stop();
+    }
+  });
+
+  it('refuses link-local and metadata destinations unless private addresses are allowed', async () => {
+    const metadata = await webhook('http://169.254.169.254/latest/meta-data/');
+    const findingId = await queueFinding(store.db, [metadata]);
+    const notifier = startNotifier({
+      store,
+      config: testConfig({ allowPrivateAddresses: false }),
+      log: memoryLogger(),
+      ...FAST,
+    });
+    try {
+      const delivery = await settled(findingId, 'failed');
+      expect(delivery.last_error).toMatch(/^refused: address 169\.254\.169\.254 is private/);
+      expect(delivery.attemptLog).toHaveLength(1);
+    } finally {
+      await notifier.stop();
+    }
+    // Loopback receivers are refused too when not allowed, even by a name that resolves there.
+    const local = await receiver(() => ({ status: 200 }));
+    const port = new URL(local.url).port;
+    const refused = await postJson(`http://127.0.0.1:${port}/`, {
+      body: '{}',
+      allowPrivate: false,
+    });
+    expect(refused).toMatchObject({ kind: 'blocked' });
+    expect((await postJson(`http://[::ffff:127.0.0.1]:${port}/`, { body: '{}' })).kind).toBe(
+      'blocked',
+    );
+    expect((await postJson(`http://metadata.google.internal/`, { body: '{}' })).kind).toBe(
+      'blocked',
+    );
+    // A host name that passes the name check is refused at connect time by its resolved address.
+    const name = os.hostname();
+    const resolved = await dns.promises.lookup(name).catch(() => undefined);
+    if (resolved && checkAddress(resolved.address, false)) {
+      expect(await postJson(`http://${name}:${port}/`, { body: '{}' })).toMatchObject({
+        kind: 'blocked',
+        error: expect.stringContaining(`${name}: address ${resolved.address}`),
+      });
+      expect(
+        (await postJson(`http://${name}:${port}/`, { body: '{}', allowPrivate: true })).kind,
+      ).toBe('response');
+    }
+    expect(local.requests).toHaveLength(1);
+    // Allowed: the link-local address is dialled (whatever answers, or times out), not refused.
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const dialled = await postJson('http://169.254.169.254/', {
+      body: '{}',
+      allowPrivate: true,
+      signal: controller.signal,
+    });
+    expect(dialled.kind).not.toBe('blocked');
+  });
+
+  it('marks a delivery dead once retrying would pass the give-up time', async () => {
+    const endpoint = await receiver(() => ({ status: 503 }));
+    const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
+    const notifier = startNotifier({
+      store,
+      config: testConfig({ deliveryGiveUpMs: 400 }),
+      log: memoryLogger(),
+      ...FAST,
+    });
+    try {
+      const delivery = await settled(findingId, 'dead');
+      expect(delivery.attemptLog.length).toBeGreaterThanOrEqual(2);
+      expect(delivery.attemptLog.at(-1)?.outcome).toBe('dead');
+      expect(delivery.last_error).toMatch(/^gave up after \d+ attempts: HTTP 503/);
+      const count = endpoint.requests.length;
+      await sleep(300);
+      expect(endpoint.requests).toHaveLength(count);
+    } finally {
+      await notifier.stop();
+    }
+  });
+
+  it('sends a delivery left behind by a crashed notifier after its lease, with the same id', async () => {
+    const endpoint = await receiver(() => ({ status: 200 }));
+    const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
+    // A notifier claims the row and dies before sending.
+    const claimed = await claimDueDeliveries(store.db, { limit: 10, leaseMs: 600 });
+    expect(claimed.map((c) => c.findingId)).toContain(findingId);
+    const restarted = Date.now();
+    const notifier = startNotifier({ store, config: testConfig(), log: memoryLogger(), ...FAST });
+    try {
+      const delivery = await settled(findingId, 'delivered');
+      expect(endpoint.requests).toHaveLength(1);
+      expect(endpoint.requests[0]?.headers['webhook-id']).toBe(delivery.id);
+      expect(endpoint.requests[0]!.at - restarted).toBeGreaterThanOrEqual(400);
+      expect(delivery.attempts).toBe(2);
+    } finally {
+      await notifier.stop();
+    }
+  });
+
+  it('stop() waits for sends in flight', async () => {
+    const slow = await startHttpReceiver(() => ({ status: 200 }));
+    receivers.push(slow);
+    const findingId = await queueFinding(store.db, [await webhook(slow.url)]);
+    const delayed = await receiver(() => 'hang');
+    const hangingFinding = await queueFinding(store.db, [await webhook(delayed.url)]);
+    const notifier = startNotifier({
+      store,
+      config: testConfig({ deliveryTimeoutMs: 5_000 }),
+      log: memoryLogger(),
+      ...FAST,
+      stopTimeoutMs: 300,
+    });
+    await delayed.waitFor(1);
+    await settled(findingId, 'delivered');
+    const stopping = Date.now();
+    await notifier.stop();
+    await notifier.stop();
+    expect(Date.now() - stopping).toBeLessThan(2_000);
+    // The aborted send was recorded as retryable, not lost.
+    const [delivery] = await deliveriesOf(store.db, hangingFinding);
+    expect(delivery?.status).toBe('pending');
+    expect(delivery?.attemptLog.map((a) => [a.outcome, a.error])).toEqual([
+      ['retry', 'aborted: notifier stopping'],
+    ]);
+  });
+
+  it('two notifiers on one database never send a delivery twice', async () => {
+    const endpoints = await Promise.all([0, 1, 2].map(() => receiver(() => ({ status: 200 }))));
+    const channels = await Promise.all(endpoints.map((e) => webhook(e.url)));
+    const findings: string[] = [];
+    for (let i = 0; i < 12; i++) findings.push(await queueFinding(store.db, channels));
+    // Two Kysely instances (two pools) on the same Postgres database; on PGlite one database.
+    const second: Store = usingPostgres
+      ? await openStore({ databaseUrl: store.url, dataDir: 'memory://' })
+      : store;
+    const a = startNotifier({
+      store,
+      config: testConfig(),
+      log: memoryLogger(),
+      ...FAST,
+      pollMs: 5,
+    });
+    const b = startNotifier({
+      store: second,
+      config: testConfig(),
+      log: memoryLogger(),
+      ...FAST,
+      pollMs: 5,
+    });
+    try {
+      await eventually(async () => {
+        const rows = await store.db
+          .selectFrom('deliveries')
+          .select('id')
+          .where('finding_id', 'in', findings)
+          .where('status', '=', 'delivered')
+          .execute();
+        return rows.length === 36;
+      }, 15_000);
+      await sleep(200);
+      const ids = endpoints.flatMap((e) => e.requests.map((r) => String(r.headers['webhook-id'])));
+      expect(ids).toHaveLength(36);
+      expect(new Set(ids).size).toBe(36);
+      const attempts = await store.db
+        .selectFrom('delivery_attempts')
+        .innerJoin('deliveries', 'deliveries.id', 'delivery_attempts.delivery_id')
+        .select('delivery_attempts.id')
+        .where('deliveries.finding_id', 'in', findings)
+        .execute();
+      expect(attempts).toHaveLength(36);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      if (second !== store) await second.close();
+    }
+  });
+});
