@@ -14,6 +14,7 @@ import { stripAttributes } from './content.ts';
 import { claudeCodeAgentId, sideCallOf, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason, readFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
+import { callContentFromLogs, isContentEventName, type CallContent } from './content-logs.ts';
 import { contextUsage, readRawUsage } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
 import { contextWindowFor } from './windows.ts';
@@ -27,6 +28,12 @@ export interface LogBatch {
   normalized: Normalized;
   /** Claude Code API requests that are side calls, by request id (spans lack `query_source`). */
   sideCalls: Array<{ requestId: string; reason: string }>;
+  /**
+   * Parts and output facts of span-derived calls whose message content came as log records
+   * (semconv message events), by the call's trace and span id. The store fills the call's
+   * null fields from these (the span itself carries no content for such producers).
+   */
+  callContent: CallContent[];
 }
 
 /**
@@ -69,9 +76,13 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
   const compactions: Compaction[] = [];
   const sideCalls: Array<{ requestId: string; reason: string }> = [];
   let dropped = 0;
+  const names: string[] = [];
+  let contentEvents = false;
 
   for (const log of logs) {
     const name = eventNameOf(log);
+    names.push(name);
+    if (!contentEvents && isContentEventName(name)) contentEvents = true;
     const claudeCode = name.startsWith('claude_code.');
     if (!claudeCode && !name.startsWith('gen_ai.') && !hasGenAiAttr(log)) {
       dropped++;
@@ -186,7 +197,8 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
       );
     }
   }
-  return { keep, dropped, normalized: { calls, toolResults, compactions }, sideCalls };
+  const callContent = contentEvents ? callContentFromLogs(logs, names) : [];
+  return { keep, dropped, normalized: { calls, toolResults, compactions }, sideCalls, callContent };
 }
 
 /** A log record without content: content attributes removed, a `gen_ai.*` body dropped. */
