@@ -153,24 +153,45 @@ interface FileResult {
 
 type Loaded = { ok: true; file: FileResult } | { ok: false; error: string };
 
-/** OTLP/JSON when the whole file is JSON, or its first line is a trace request; else a transcript. */
-function looksLikeOtlp(text: string): boolean {
+type Format = FileResult['format'];
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The format of one sample record: a trace request, a transcript line, or neither. */
+function formatOfRecord(v: unknown): Format | null {
+  if (!isObject(v)) return null;
+  if ('resourceSpans' in v || 'resource_spans' in v || 'batches' in v) return 'otlp_json';
+  return typeof v.type === 'string' ? 'claude_code_transcript' : null;
+}
+
+/**
+ * Tells OTLP/JSON (a request, an array of them, a Tempo export, JSON lines of requests) from
+ * a Claude Code transcript by the first record; null when it is neither. Empty files are
+ * transcripts without calls.
+ */
+function formatOf(text: string): Format | null {
+  if (text.trim() === '') return 'claude_code_transcript';
   try {
-    JSON.parse(text);
-    return true;
+    const whole = JSON.parse(text) as unknown;
+    if (Array.isArray(whole)) return whole.length === 0 ? 'otlp_json' : formatOfRecord(whole[0]);
+    return formatOfRecord(whole);
   } catch {
-    const first = text.split('\n').find((line) => line.trim() !== '') ?? '';
+    // not one JSON document: JSON lines; judge by the first line that parses
+  }
+  let start = 0;
+  for (let n = 0; n < 50 && start < text.length; n++) {
+    const end = text.indexOf('\n', start);
+    const line = text.slice(start, end < 0 ? text.length : end).trim();
+    start = end < 0 ? text.length : end + 1;
+    if (line === '') continue;
     try {
-      const obj = JSON.parse(first) as unknown;
-      return (
-        typeof obj === 'object' &&
-        obj !== null &&
-        ('resourceSpans' in obj || 'resource_spans' in obj || 'batches' in obj)
-      );
+      return formatOfRecord(JSON.parse(line));
     } catch {
-      return false;
+      continue;
     }
   }
+  return null;
 }
 
 /** A `<session>/subagents/agent-<id>.jsonl` file belongs to sub-agent `<id>`. */
@@ -187,7 +208,11 @@ async function loadFile(path: string, ctx: NormalizeContext): Promise<Loaded> {
     const why = (e.code && READ_ERRORS[e.code]) ?? e.message;
     return { ok: false, error: `cannot read ${path}: ${why}` };
   }
-  if (looksLikeOtlp(text)) {
+  const format = formatOf(text);
+  if (format === null) {
+    return { ok: false, error: `${path}: neither OTLP/JSON traces nor a Claude Code transcript` };
+  }
+  if (format === 'otlp_json') {
     const decoded = decodeTraceJsonFile(text);
     if (!decoded.ok)
       return { ok: false, error: `${path}: not OTLP/JSON traces: ${decoded.reason}` };

@@ -11,7 +11,7 @@
  * no output_cut_off. Tool shares (tool_result characters over all message characters before
  * each call, per stream) start 8 episodes that persist for two more calls: tool_takeover x 8.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -191,6 +191,129 @@ describe('analyze on the real Claude Code transcript with sidechains', () => {
   });
 });
 
+describe('analyze on a synthetic transcript with a compaction and its summarizer file', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rotscope-analyze-cc-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const base = { sessionId: 's1', isSidechain: false };
+  const usage = (read: number, write: number) => ({
+    input_tokens: 10,
+    cache_read_input_tokens: read,
+    cache_creation_input_tokens: write,
+    output_tokens: 50,
+  });
+  const assistant = (
+    uuid: string,
+    id: string,
+    at: string,
+    stop: string,
+    u: object,
+    extra = {},
+  ) => ({
+    ...base,
+    ...extra,
+    type: 'assistant',
+    uuid,
+    timestamp: `2026-01-01T00:00:${at}Z`,
+    message: {
+      id,
+      model: 'claude-sonnet-4-5',
+      role: 'assistant',
+      content: [{ type: 'text', text: 'ok' }],
+      stop_reason: stop,
+      usage: u,
+    },
+  });
+  const main = [
+    {
+      ...base,
+      type: 'user',
+      uuid: 'u1',
+      parentUuid: null,
+      timestamp: '2026-01-01T00:00:00.000Z',
+      message: { role: 'user', content: 'hi' },
+    },
+    assistant('a1', 'msg_1', '01.000', 'end_turn', usage(150000, 5000)),
+    {
+      ...base,
+      type: 'system',
+      subtype: 'compact_boundary',
+      uuid: 'b1',
+      parentUuid: null,
+      timestamp: '2026-01-01T00:00:02.000Z',
+      content: 'Conversation compacted',
+      compactMetadata: { trigger: 'auto', preTokens: 155010 },
+    },
+    {
+      ...base,
+      type: 'user',
+      uuid: 'u2',
+      parentUuid: 'b1',
+      isCompactSummary: true,
+      timestamp: '2026-01-01T00:00:02.500Z',
+      message: {
+        role: 'user',
+        content: 'This session is being continued from a previous conversation.',
+      },
+    },
+    assistant('a2', 'msg_2', '03.000', 'max_tokens', usage(0, 20000)),
+  ];
+  const summarizer = [
+    assistant('c1', 'msg_c', '01.500', 'end_turn', usage(155000, 0), {
+      isSidechain: true,
+      agentId: 'acompact-1',
+    }),
+  ];
+
+  it('explains the drop by the boundary, counts the summarizer as a side call, and reports the cut-off', async () => {
+    const mainFile = join(dir, 's1.jsonl');
+    await mkdir(join(dir, 's1', 'subagents'), { recursive: true });
+    const subFile = join(dir, 's1', 'subagents', 'agent-acompact-1.jsonl');
+    await writeFile(mainFile, main.map((l) => JSON.stringify(l)).join('\n'));
+    await writeFile(subFile, summarizer.map((l) => JSON.stringify(l)).join('\n'));
+
+    const { code, stdout } = await analyze(mainFile, subFile, '--json');
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as JsonReport;
+    expect(report.files.map((f) => [f.format, f.calls, f.compactions])).toEqual([
+      ['claude_code_transcript', 2, 1],
+      ['claude_code_transcript', 1, 0],
+    ]);
+    const [conversation] = report.conversations;
+    expect(
+      conversation?.streams.map((s) => [s.agentId, s.calls, s.sideCalls, s.sparkline]),
+    ).toEqual([
+      [null, 2, 0, '▇▁'],
+      ['acompact-1', 0, 1, ''],
+    ]);
+    expect(conversation?.findings.map((f) => [f.detector, f.severity, f.summary])).toEqual([
+      [
+        'context_too_full',
+        'warning',
+        'Context 77% full (155,010 of 200,000 tokens) on claude-sonnet-4-5 in run s1',
+      ],
+      [
+        'history_lost',
+        'info',
+        'Context compacted (transcript_boundary, auto): 155,010 → 20,010 tokens (−87%) in the main thread; ' +
+          'most lost: earlier messages (135,000)',
+      ],
+      ['output_cut_off', 'warning', 'Output cut off at 50 tokens on claude-sonnet-4-5'],
+    ]);
+    expect(conversation?.findings[1]?.details.marker).toMatchObject({
+      source: 'compaction',
+      evidence: 'transcript_boundary',
+      trigger: 'auto',
+      tokensBefore: 155010,
+    });
+  });
+});
+
 describe('analyze on OTLP/JSON files', () => {
   let dir: string;
   beforeAll(async () => {
@@ -299,6 +422,14 @@ describe('analyze on OTLP/JSON files', () => {
     const { code, stderr } = await analyze(bad);
     expect(code).toBe(2);
     expect(stderr).toMatch(/^rotscope analyze: .*bad\.json: not OTLP\/JSON traces: /);
+
+    const other = join(dir, 'other.json');
+    await writeFile(other, '{"foo": 1}\n');
+    const neither = await analyze(other);
+    expect(neither.code).toBe(2);
+    expect(neither.stderr).toBe(
+      `rotscope analyze: ${other}: neither OTLP/JSON traces nor a Claude Code transcript\n`,
+    );
   });
 });
 
