@@ -81,18 +81,27 @@ const whsecSecret = z
   .string()
   .refine(isValidWebhookSecret, 'must be whsec_ followed by 24 to 64 base64-encoded bytes');
 
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 const headers = z
   .record(
-    z
-      .string()
-      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'invalid header name')
-      .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), 'reserved header'),
+    z.string(),
     z
       .string()
       .max(4096)
       .refine((value) => !/[\r\n\0]/.test(value), 'invalid header value'),
   )
-  .refine((value) => Object.keys(value).length <= 20, 'at most 20 headers');
+  .superRefine((value, ctx) => {
+    const names = Object.keys(value);
+    if (names.length > 20) ctx.addIssue({ code: 'custom', message: 'at most 20 headers' });
+    for (const name of names) {
+      if (!HEADER_NAME.test(name))
+        ctx.addIssue({ code: 'custom', message: 'invalid header name', path: [name] });
+      else if (RESERVED_HEADERS.has(name.toLowerCase())) {
+        ctx.addIssue({ code: 'custom', message: 'reserved header', path: [name] });
+      }
+    }
+  });
 
 const email = z.string().email().max(320);
 
