@@ -153,7 +153,7 @@ interface FileResult {
 
 type Loaded = { ok: true; file: FileResult } | { ok: false; error: string };
 
-type Format = FileResult['format'];
+type Format = FileResult['format'] | 'otlp_logs';
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -162,6 +162,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 function formatOfRecord(v: unknown): Format | null {
   if (!isObject(v)) return null;
   if ('resourceSpans' in v || 'resource_spans' in v || 'batches' in v) return 'otlp_json';
+  if ('resourceLogs' in v || 'resource_logs' in v) return 'otlp_logs';
   return typeof v.type === 'string' ? 'claude_code_transcript' : null;
 }
 
@@ -211,6 +212,12 @@ async function loadFile(path: string, ctx: NormalizeContext): Promise<Loaded> {
   const format = formatOf(text);
   if (format === null) {
     return { ok: false, error: `${path}: neither OTLP/JSON traces nor a Claude Code transcript` };
+  }
+  if (format === 'otlp_logs') {
+    return {
+      ok: false,
+      error: `${path}: OTLP logs are not supported by analyze; pass trace files`,
+    };
   }
   if (format === 'otlp_json') {
     const decoded = decodeTraceJsonFile(text);

@@ -162,6 +162,13 @@ describe('analyze on the real Claude Code transcript with sidechains', () => {
     ).toEqual(TAKEOVERS.map(([agent, tool, shares]) => [agent, tool, [...shares]]));
   });
 
+  it('--window overrides the catalog window: 42,726 of 50,000 tokens is critical', async () => {
+    const { stdout } = await analyze(TRANSCRIPT, '--window', 'claude-sonnet-4-*=50000');
+    expect(stdout).toContain(
+      '  CRITICAL context_too_full Context 85% full (42,726 of 50,000 tokens) on claude-sonnet-4-20250514 in run fe5e1c67…',
+    );
+  });
+
   it('exits 1 with --fail-on warning or info, 0 with --fail-on critical', async () => {
     expect((await analyze(TRANSCRIPT, '--fail-on', 'warning')).code).toBe(1);
     expect((await analyze(TRANSCRIPT, '--fail-on=info')).code).toBe(1);
@@ -422,6 +429,12 @@ describe('analyze on OTLP/JSON files', () => {
     const { code, stderr } = await analyze(bad);
     expect(code).toBe(2);
     expect(stderr).toMatch(/^rotscope analyze: .*bad\.json: not OTLP\/JSON traces: /);
+
+    const logs = join(dir, 'logs.json');
+    await writeFile(logs, JSON.stringify({ resourceLogs: [] }));
+    expect((await analyze(logs)).stderr).toBe(
+      `rotscope analyze: ${logs}: OTLP logs are not supported by analyze; pass trace files\n`,
+    );
 
     const other = join(dir, 'other.json');
     await writeFile(other, '{"foo": 1}\n');
