@@ -101,7 +101,7 @@ function stepCompaction(state: Readonly<HistoryLostState>, c: Compaction) {
 /** Sizes in token terms: a part's size over the parts' total, times the call's usage. */
 function partTokens(parts: PrevCall['parts'], contextTokens: number) {
   if (!parts) return null;
-  const total = partsTotal({ ...parts, source: 'estimated' }, contextTokens);
+  const total = partsTotal(parts, contextTokens);
   if (total === null) return null;
   const scale = contextTokens / total;
   const tools: Record<string, number> = {};

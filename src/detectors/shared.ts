@@ -52,7 +52,10 @@ export function streamLabel(call: Pick<LlmCall, 'agentId'>): string {
  * The size that tool shares of `parts` are ratios of: `parts.total`, else the call's
  * `contextTokens` when the parts are counted in tokens. null when neither is known or it is 0.
  */
-export function partsTotal(parts: InputParts, contextTokens: number | null): number | null {
+export function partsTotal(
+  parts: Pick<InputParts, 'unit' | 'total'>,
+  contextTokens: number | null,
+): number | null {
   const total = parts.total ?? (parts.unit === 'tokens' ? contextTokens : null);
   return total !== null && total > 0 ? total : null;
 }
