@@ -43,36 +43,47 @@ const EXACT = new Set([
   'gcp.vertex.agent.tool_response',
 ]);
 
-const PREFIXES = [
-  'gen_ai.prompt.',
-  'gen_ai.completion.',
-  'llm.input_messages.',
-  'llm.output_messages.',
-  'llm.prompts.',
-  'llm.choices.',
-  'ai.prompt',
-  'gen_ai.content.',
-];
-
-/** True for an attribute key that holds message content (see the module doc). */
+/**
+ * True for an attribute key that holds message content (see the module doc). Prefix
+ * families are told apart by character, not by looping over prefixes: this runs for every
+ * key of every kept span when content is not captured.
+ */
 export function isContentKey(key: string): boolean {
-  if (EXACT.has(key)) return true;
   const c = key.charCodeAt(0);
-  if (c !== 103 /* g */ && c !== 108 /* l */ && c !== 97 /* a */) return false;
-  for (const p of PREFIXES) if (key.startsWith(p)) return true;
-  return false;
+  if (c === 103 /* g */) {
+    if (!key.startsWith('gen_ai.')) return false;
+    const d = key.charCodeAt(7);
+    if (d === 112 /* p */) return key.startsWith('prompt', 7);
+    if (d === 99 /* c */) return key.startsWith('completion', 7) || key.startsWith('content.', 7);
+    return EXACT.has(key);
+  }
+  if (c === 108 /* l */) {
+    if (!key.startsWith('llm.')) return false;
+    const d = key.charCodeAt(4);
+    if (d === 105 /* i */) return key.startsWith('input_messages.', 4);
+    if (d === 111 /* o */) return key.startsWith('output_messages.', 4);
+    if (d === 112 /* p */) return key.startsWith('prompts.', 4);
+    if (d === 99 /* c */) return key.startsWith('choices.', 4);
+    return false;
+  }
+  if (c === 97 /* a */ && key.startsWith('ai.prompt')) return true;
+  return EXACT.has(key);
 }
 
 /** The attributes without content keys; the same object when nothing had to go. */
 export function stripAttributes(attrs: Attributes): Attributes {
-  let out: Attributes | null = null;
+  let found = false;
   for (const k in attrs) {
     if (isContentKey(k)) {
-      if (out === null) out = { ...attrs };
-      delete out[k];
+      found = true;
+      break;
     }
   }
-  return out ?? attrs;
+  if (!found) return attrs;
+  // build a fresh object: `delete` would turn it into a slow dictionary-mode object
+  const out: Attributes = {};
+  for (const k in attrs) if (!isContentKey(k)) out[k] = attrs[k] as Attributes[string];
+  return out;
 }
 
 /** Events with their content attributes removed (`tool.output`, `gen_ai.content.*`, choice events). */

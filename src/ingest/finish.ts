@@ -54,7 +54,8 @@ function firstOfArray(v: unknown): string | null {
 /**
  * The raw finish reason of a span, first source present wins (conventions §9.4):
  * `gen_ai.response.finish_reasons` (array or JSON-string array), `llm.finish_reason`,
- * `stop_reason`, `gen_ai.completion.N.finish_reason`, `ai.response.finishReason`, then the
+ * `stop_reason` (and the Anthropic SDK's `anthropic.message.stop_reason`),
+ * `gen_ai.completion.N.finish_reason`, `ai.response.finishReason`, then the
  * deprecated `finish_reason` of `gen_ai.output.messages` (already parsed by the caller) and
  * a raw response in `output.value` (`choices[0].finish_reason`, `stop_reason`,
  * `incomplete_details.reason`).
@@ -70,7 +71,12 @@ export function readFinishReason(
       typeof fr === 'string' && fr.startsWith('[') ? firstOfArray(json(fr)) : firstOfArray(fr);
     if (v !== null) return v;
   }
-  for (const k of ['llm.finish_reason', 'stop_reason', 'gen_ai.completion.0.finish_reason']) {
+  for (const k of [
+    'llm.finish_reason',
+    'stop_reason',
+    'anthropic.message.stop_reason', // @anthropic-ai/sdk 1.x own spans
+    'gen_ai.completion.0.finish_reason',
+  ]) {
     const v = attrs[k];
     if (typeof v === 'string' && v !== '') return v;
   }

@@ -59,7 +59,9 @@ function semconvPart(p: unknown): Block {
         field(p, 'id'),
         field(p, 'name'),
       );
-    case 'compaction': {
+    case 'compaction':
+    case 'anthropic_compaction': {
+      // the Anthropic SDK names parts without a semconv type `anthropic_<block type>`
       const c = p['content'];
       const b = block('compaction', sizeOf(c), field(p, 'id'));
       b.text = typeof c === 'string' ? c : null;

@@ -152,7 +152,8 @@ export interface RoleNode {
 /**
  * Marks every `llm_call` that has an `llm_call` descendant in the batch as an aggregate:
  * its role becomes `agent_step` and it yields no LlmCall. Walks up from each call, O(depth).
- * `byId` maps `${traceId}:${spanId}` to the node.
+ * `byId` maps span ids to nodes (span ids are 64-bit random; a
+ * parent found under another trace id is ignored).
  */
 export function resolveAggregates(
   nodes: readonly RoleNode[],
@@ -163,8 +164,8 @@ export function resolveAggregates(
     let parent = n.parentSpanId;
     let guard = 0;
     while (parent !== null && guard++ < 256) {
-      const p = byId.get(`${n.traceId}:${parent}`);
-      if (p === undefined) break;
+      const p = byId.get(parent);
+      if (p === undefined || p.traceId !== n.traceId) break;
       if (p.role === 'llm_call' || p.aggregate) {
         if (p.aggregate) break; // already walked above this one
         p.aggregate = true;

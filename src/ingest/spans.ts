@@ -112,7 +112,9 @@ class Grouping {
   }
 
   private parentOf(n: Node): Node | undefined {
-    return n.parentSpanId === null ? undefined : this.byId.get(`${n.traceId}:${n.parentSpanId}`);
+    if (n.parentSpanId === null) return undefined;
+    const p = this.byId.get(n.parentSpanId);
+    return p !== undefined && p.traceId === n.traceId ? p : undefined;
   }
 
   /** §9.2: own attributes, ancestors, any span of the trace, resource, else the trace id (synthetic). */
@@ -177,7 +179,7 @@ export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): S
       rule: d.rule,
     };
     nodes.push(n);
-    byId.set(`${span.traceId}:${span.spanId}`, n);
+    byId.set(span.spanId, n);
   }
   resolveAggregates(nodes, byId);
   const grouping = new Grouping(byId, nodes);
@@ -330,6 +332,20 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
       }),
     );
   }
+  // @anthropic-ai/sdk: server-side compaction iterations in the response usage
+  const compactionInput = num(a, 'anthropic.usage.compaction.input_tokens');
+  if (compactionInput !== null && compactionInput > 0) {
+    compactions.push(
+      compaction({
+        ...base,
+        atNs: span.startTimeUnixNano,
+        evidence: 'message_part',
+        sourceKey: `usage:${span.traceId}:${span.spanId}`,
+        tokensBefore: compactionInput,
+        tokensAfter: num(a, 'anthropic.usage.compaction.output_tokens'),
+      }),
+    );
+  }
   const ic = content.inputCompaction;
   if (ic !== null) {
     compactions.push(
@@ -344,7 +360,9 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
       }),
     );
   }
-  const oc = content.outputCompaction;
+  const usageCompaction = compactionInput !== null && compactionInput > 0;
+  // the usage marker has the numbers; the output part of the same compaction would repeat it
+  const oc = usageCompaction ? null : content.outputCompaction;
   if (oc !== null) {
     compactions.push(
       compaction({
@@ -357,7 +375,7 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
         summary: ctx.captureContent ? oc.text : null,
       }),
     );
-  } else if (finishClass === 'compaction') {
+  } else if (finishClass === 'compaction' && !usageCompaction) {
     compactions.push(
       compaction({
         ...base,
@@ -412,7 +430,7 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
     outputToolName: content.outputToolName,
     maxOutputTokens: maxOutputTokens(a),
     parts: content.parts,
-    compacted: flag || ic !== null,
+    compacted: flag || ic !== null || usageCompaction,
   };
 }
 

@@ -95,16 +95,32 @@ export function readRawUsage(attrs: Attributes): RawUsage {
  */
 export function contextUsage(raw: RawUsage, producerExcludesCache: boolean): Usage {
   const { inputTokensRaw: inRaw, cacheReadTokens: cr, cacheWriteTokens: cw } = raw;
-  if (inRaw === null) return { ...raw, contextTokens: null, usageRule: null };
-  const cache = (cr ?? 0) + (cw ?? 0);
-  if (producerExcludesCache) {
-    return { ...raw, contextTokens: inRaw + cache, usageRule: 'exclusive_producer' };
+  let contextTokens: number | null = null;
+  let usageRule: UsageRule | null = null;
+  if (inRaw !== null) {
+    const cache = (cr ?? 0) + (cw ?? 0);
+    if (producerExcludesCache) {
+      contextTokens = inRaw + cache;
+      usageRule = 'exclusive_producer';
+    } else if (cr === null && cw === null) {
+      contextTokens = inRaw;
+      usageRule = 'no_cache';
+    } else if (inRaw < cache) {
+      contextTokens = inRaw + cache;
+      usageRule = 'exclusive_inferred';
+    } else {
+      contextTokens = inRaw;
+      usageRule = 'inclusive';
+    }
   }
-  if (cr === null && cw === null) return { ...raw, contextTokens: inRaw, usageRule: 'no_cache' };
-  if (inRaw < cache) {
-    return { ...raw, contextTokens: inRaw + cache, usageRule: 'exclusive_inferred' };
-  }
-  return { ...raw, contextTokens: inRaw, usageRule: 'inclusive' };
+  return {
+    inputTokensRaw: inRaw,
+    cacheReadTokens: cr,
+    cacheWriteTokens: cw,
+    outputTokens: raw.outputTokens,
+    contextTokens,
+    usageRule,
+  };
 }
 
 /** True when any usage key of rule 5 (§9.1) is present: a token-only span is a call candidate. */

@@ -351,3 +351,52 @@ describe('normalizeSpans: content removal', () => {
     expect(Object.keys(b.keep[0]?.attributes ?? {})).toHaveLength(Object.keys(attrs).length);
   });
 });
+
+describe('normalizeSpans: @anthropic-ai/sdk 1.x own spans', () => {
+  it('anthropic.messages.create: inclusive usage, cache_write spelling, stop reason, server-side compaction in usage', () => {
+    const s = span({
+      name: 'anthropic.messages.create',
+      startTimeUnixNano: '10',
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'gen_ai.request.model': 'claude-sonnet-4-5',
+        'gen_ai.request.max_tokens': 1024,
+        'gen_ai.conversation.id': 'conv',
+        'gen_ai.usage.input_tokens': 5 + 900 + 100,
+        'gen_ai.usage.cache_read.input_tokens': 900,
+        'gen_ai.usage.cache_write.input_tokens': 100,
+        'gen_ai.usage.output_tokens': 1024,
+        'anthropic.message.stop_reason': 'max_tokens',
+        'anthropic.usage.compaction.input_tokens': 160_000,
+        'anthropic.usage.compaction.output_tokens': 3_000,
+        'gen_ai.output.messages': JSON.stringify([
+          {
+            role: 'assistant',
+            parts: [{ type: 'anthropic_compaction' }, { type: 'text', content: 'x' }],
+          },
+        ]),
+      },
+    });
+    const b = normalizeSpans([s], CTX);
+    expect(b.normalized.calls[0]).toMatchObject({
+      producer: 'semconv',
+      contextTokens: 1005,
+      usageRule: 'inclusive',
+      cacheWriteTokens: 100,
+      finishReasonRaw: 'max_tokens',
+      finishClass: 'output_limit',
+      maxOutputTokens: 1024,
+      compacted: true,
+    });
+    expect(b.normalized.compactions).toEqual([
+      expect.objectContaining({
+        evidence: 'message_part',
+        atNs: '10',
+        tokensBefore: 160_000,
+        tokensAfter: 3_000,
+        sourceKey: `usage:${s.traceId}:${s.spanId}`,
+      }),
+    ]);
+  });
+});
