@@ -36,7 +36,8 @@ export function parseRetryAfter(
   if (raw === undefined) return undefined;
   const text = raw.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  if (text === '') return undefined;
+  // HTTP dates (IMF-fixdate, RFC 850, asctime) all start with the day's name.
+  if (!/^[A-Za-z]{3}/.test(text)) return undefined;
   const date = Date.parse(text);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - nowMs);

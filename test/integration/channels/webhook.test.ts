@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookSecret } from '../../../src/channels/config.ts';
 import { startNotifier } from '../../../src/channels/delivery-loop.ts';
+import { enqueueDeliveries } from '../../../src/store/deliveries.ts';
 import { createTestStore, type TestStore } from '../../helpers/store.ts';
 import { startHttpReceiver, type HttpReceiver } from '../../helpers/http-receiver.ts';
 import {
@@ -107,6 +108,32 @@ describe('webhook channel', () => {
       expect(
         signWebhook(secret, headers['webhook-id'], Math.floor(old.getTime() / 1000), request.body),
       ).toBe(oldSignature);
+
+      // An escalation to critical is a second event with its own delivery id.
+      await store.db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable('findings')
+          .set({ severity: 'critical', updated_at: new Date() })
+          .where('id', '=', findingId)
+          .execute();
+        await enqueueDeliveries(trx, {
+          workspaceId: 'default',
+          findingId,
+          severity: 'critical',
+          event: 'escalated',
+        });
+      });
+      const [, escalated] = await receiver.waitFor(2);
+      const message = new Webhook(secret).verify(escalated!.body, {
+        'webhook-id': String(escalated!.headers['webhook-id']),
+        'webhook-timestamp': String(escalated!.headers['webhook-timestamp']),
+        'webhook-signature': String(escalated!.headers['webhook-signature']),
+      });
+      expect(message).toMatchObject({
+        type: 'finding.escalated',
+        data: { id: findingId, severity: 'critical' },
+      });
+      expect(escalated!.headers['webhook-id']).not.toBe(request.headers['webhook-id']);
     } finally {
       await notifier.stop();
     }
