@@ -7,7 +7,11 @@ export type { NormalizeContext, WindowOverride } from './types.ts';
 export { normalizeSpans, type SpanBatch } from './spans.ts';
 export { normalizeLogs, type LogBatch } from './claude-code-logs.ts';
 export type { CallContent } from './content-logs.ts';
-export { normalizeTranscript, type TranscriptOptions } from './transcript.ts';
+export {
+  normalizeTranscript,
+  transcriptOptionsForPath,
+  type TranscriptOptions,
+} from './transcript.ts';
 export { contextWindowFor, catalogWindow } from './windows.ts';
 export { classifyFinishReason } from './finish.ts';
 export { classifyRole, type RoleDecision } from './roles.ts';

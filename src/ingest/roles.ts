@@ -96,8 +96,12 @@ function byName(name: string): RoleDecision | null {
   if (exact !== undefined) {
     return { role: exact, rule: name.startsWith('claude_code.') ? 'claude_code' : 'vercel' };
   }
-  if (name.startsWith('ai.') && (name.endsWith('.doGenerate') || name.endsWith('.doStream'))) {
-    return { role: 'llm_call', rule: 'vercel' };
+  if (name.startsWith('ai.')) {
+    if (name.endsWith('.doGenerate') || name.endsWith('.doStream'))
+      return { role: 'llm_call', rule: 'vercel' };
+    // embeddings and reranking carry `ai.usage.tokens` but are not chat calls
+    if (name.startsWith('ai.embed') || name.startsWith('ai.rerank'))
+      return { role: 'other', rule: 'vercel' };
   }
   if (name.endsWith('.chat') || name.endsWith('.completion')) {
     return { role: 'llm_call', rule: 'span_name' };

@@ -269,3 +269,22 @@ function newCall(line: Line, message: Line, init: CallInit): LlmCall {
     compacted: false,
   };
 }
+
+/**
+ * Options for a transcript file from its path: `<session>/subagents/agent-<id>.jsonl` is the
+ * sub-agent `<id>` of session `<session>`; `<session>.jsonl` is the session's main file.
+ */
+export function transcriptOptionsForPath(path: string): TranscriptOptions {
+  const parts = path.split(/[\\/]/);
+  const file = parts[parts.length - 1] ?? '';
+  const opts: TranscriptOptions = {};
+  const m = /^agent-(.+)\.jsonl$/.exec(file);
+  if (m !== null && parts[parts.length - 2] === 'subagents') {
+    opts.agentId = m[1] as string;
+    const session = parts[parts.length - 3];
+    if (session !== undefined && session !== '') opts.sessionId = session;
+  } else if (file.endsWith('.jsonl')) {
+    opts.sessionId = file.slice(0, -'.jsonl'.length);
+  }
+  return opts;
+}

@@ -200,6 +200,7 @@ describe('tempo-export_genai_kagent.json (kagent / Google ADK + OpenLLMetry, Tem
           c.contextWindow === 1_047_576,
       ),
     ).toBe(true);
+    expect(calls[0]?.startNs).toBe('1777555053809433900'); // bare JSON numbers kept exact
     expect(calls.map((c) => c.requestId)).toEqual([
       'chatcmpl-DaLYlqJDD4djXUGg9TjyClK9BdeVV',
       'chatcmpl-DaLYmIS19l0ClnUwPDWAYAmn2jz66',

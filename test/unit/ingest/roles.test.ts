@@ -103,6 +103,13 @@ const cases: Array<[string, string, Attributes, string, string]> = [
   ['Vercel doStream', 'ai.streamText.doStream', {}, 'llm_call', 'vercel'],
   ['Vercel toolCall', 'ai.toolCall', {}, 'tool', 'vercel'],
   [
+    'Vercel embeddings are not calls',
+    'ai.embedMany.doEmbed',
+    { 'ai.usage.tokens': 9 },
+    'other',
+    'vercel',
+  ],
+  [
     'Vercel root is an agent step',
     'ai.generateText',
     { 'ai.usage.promptTokens': 10 },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeTranscript } from '../../../src/ingest/index.ts';
+import { normalizeTranscript, transcriptOptionsForPath } from '../../../src/ingest/index.ts';
 import { CTX } from './helpers.ts';
 
 const SID = '11111111-2222-3333-4444-555555555555';
@@ -185,5 +185,19 @@ describe('normalizeTranscript', () => {
       finishReasonRaw: 'max_tokens',
       finishClass: 'output_limit',
     });
+  });
+});
+
+describe('transcriptOptionsForPath', () => {
+  it.each([
+    ['/home/u/.claude/projects/-x/4d5611e5.jsonl', { sessionId: '4d5611e5' }],
+    [
+      '/home/u/.claude/projects/-x/4d5611e5/subagents/agent-acompact-e1f845.jsonl',
+      { sessionId: '4d5611e5', agentId: 'acompact-e1f845' },
+    ],
+    ['C:\\Users\\u\\s1\\subagents\\agent-a1.jsonl', { sessionId: 's1', agentId: 'a1' }],
+    ['notes.txt', {}],
+  ])('%s', (path, expected) => {
+    expect(transcriptOptionsForPath(path)).toEqual(expected);
   });
 });
