@@ -18,6 +18,8 @@ export interface StoreOptions {
   dataDir: string;
   /** Maximum pool size for PostgreSQL. Default 10. */
   poolSize?: number;
+  /** An already open PGlite to use instead of opening `dataDir` (benchmarks, tools). */
+  pglite?: PGlite;
 }
 
 export interface Store {
@@ -50,10 +52,12 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     return { db, kind: 'postgres', location: redactUrl(options.databaseUrl), close: () => db.destroy() };
   }
   const inMemory = options.dataDir.startsWith('memory://');
-  if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
-  const lite = await PGlite.create(inMemory ? undefined : options.dataDir, {
-    parsers: { [INT8_OID]: readInt8AsString },
-  });
+  if (!inMemory && !options.pglite) mkdirSync(options.dataDir, { recursive: true });
+  const lite =
+    options.pglite ??
+    (await PGlite.create(inMemory ? undefined : options.dataDir, {
+      parsers: { [INT8_OID]: readInt8AsString },
+    }));
   const pool = new PGlitePool(lite);
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),

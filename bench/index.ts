@@ -1,0 +1,14 @@
+/** `npm run bench`: every benchmark, reported as ratios against baselines measured in the same run. */
+import { benchIngest } from './ingest.ts';
+
+const which = process.argv.slice(2);
+const want = (name: string) => which.length === 0 || which.includes(name);
+
+if (want('ingest')) {
+  const result = await benchIngest();
+  console.log(JSON.stringify({ bench: 'ingest', ...result }));
+}
+if (want('evaluator')) {
+  const { benchEvaluator } = await import('./evaluator.ts');
+  console.log(JSON.stringify({ bench: 'evaluator', ...(await benchEvaluator()) }));
+}
