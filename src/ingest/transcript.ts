@@ -17,7 +17,6 @@ import { streamKeyOf } from './conversation.ts';
 import { classifyFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
 import { fromProviderMessage, type Msg } from './messages.ts';
-import { partsFromMessages } from './parts.ts';
 import { contextUsage } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
 import { contextWindowFor } from './windows.ts';
@@ -30,9 +29,25 @@ export interface TranscriptOptions {
   agentId?: string;
 }
 
+/**
+ * A stream's history, kept as running sizes so each call's parts cost O(tools), not
+ * O(history): a long session stays linear.
+ */
 interface Stream {
-  history: Msg[];
+  total: number;
+  tools: Record<string, number>;
   lastBoundary: Compaction | null;
+}
+
+/** Adds a message's sizes to the stream; tool results are named through earlier tool_use ids. */
+function append(stream: Stream, msg: Msg, toolNames: ReadonlyMap<string, string>): void {
+  for (const b of msg.blocks) {
+    stream.total += b.size;
+    if (b.kind === 'tool_result') {
+      const name = b.name ?? (b.id !== null ? toolNames.get(b.id) : undefined) ?? 'unknown';
+      stream.tools[name] = (stream.tools[name] ?? 0) + b.size;
+    }
+  }
 }
 
 type Line = Record<string, unknown>;
@@ -96,7 +111,7 @@ export function normalizeTranscript(
     const streamKey = streamKeyOf(sessionId, agentId);
     let stream = streams.get(streamKey);
     if (stream === undefined)
-      streams.set(streamKey, (stream = { history: [], lastBoundary: null }));
+      streams.set(streamKey, (stream = { total: 0, tools: {}, lastBoundary: null }));
     const traceId = traceIdFor(sessionId);
     const atNs = tsNs(line);
 
@@ -123,7 +138,8 @@ export function normalizeTranscript(
           : null,
       });
       compactions.push(c);
-      stream.history = [];
+      stream.total = 0;
+      stream.tools = {};
       stream.lastBoundary = c;
       continue;
     }
@@ -133,7 +149,7 @@ export function normalizeTranscript(
 
     if (type === 'user') {
       const msg = fromProviderMessage({ role: 'user', content: message['content'] });
-      stream.history.push(msg);
+      append(stream, msg, toolNames);
       if (line['isCompactSummary'] === true && stream.lastBoundary !== null) {
         const size = msg.blocks.reduce((n, b) => n + b.size, 0);
         stream.lastBoundary.summarySize = size;
@@ -176,7 +192,7 @@ export function normalizeTranscript(
         spanId: spanIdFor(messageId),
         atNs,
         model,
-        history: stream.history,
+        stream,
       });
       byMessageId.set(messageId, call);
       calls.push(call);
@@ -201,7 +217,7 @@ export function normalizeTranscript(
         if (b.id !== null) toolNames.set(b.id, b.name);
       }
     }
-    stream.history.push(msg);
+    append(stream, msg, toolNames);
   }
   return { calls, toolResults, compactions };
 }
@@ -215,7 +231,7 @@ interface CallInit {
   spanId: string;
   atNs: string;
   model: string | null;
-  history: readonly Msg[];
+  stream: Readonly<Stream>;
 }
 
 function newCall(line: Line, message: Line, init: CallInit): LlmCall {
@@ -232,7 +248,7 @@ function newCall(line: Line, message: Line, init: CallInit): LlmCall {
   const win = contextWindowFor(init.model, usage.contextTokens, init.ctx.windowOverrides);
   const stop = typeof message['stop_reason'] === 'string' ? message['stop_reason'] : null;
   const finishClass = classifyFinishReason(stop);
-  const parts = partsFromMessages(init.history, null);
+
   const sideCall = init.agentId !== null && init.agentId.startsWith('acompact') ? 'compact' : null;
   return {
     workspaceId: init.ctx.workspaceId,
@@ -265,7 +281,13 @@ function newCall(line: Line, message: Line, init: CallInit): LlmCall {
     outputToolCall: finishClass === 'tool_call',
     outputToolName: null,
     maxOutputTokens: null,
-    parts: { ...parts, system: null },
+    parts: {
+      unit: 'chars',
+      total: init.stream.total,
+      system: null,
+      tools: { ...init.stream.tools },
+      source: 'messages',
+    },
     compacted: false,
   };
 }
