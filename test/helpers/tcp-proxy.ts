@@ -36,18 +36,19 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
+  const cut = () => {
+    up = false;
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+  };
   return {
     port,
-    cut() {
-      up = false;
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
-    },
+    cut,
     restore() {
       up = true;
     },
     close() {
-      this.cut();
+      cut();
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };

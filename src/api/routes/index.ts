@@ -1,6 +1,16 @@
 /** Every JSON API route plugin, registered by buildApp with the ApiDeps. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../types.ts';
+import { alertsRoutes } from './alerts.ts';
+import { channelsRoutes } from './channels.ts';
 import { conversationsRoutes } from './conversations.ts';
+import { deliveriesRoutes } from './deliveries.ts';
+import { findingsRoutes } from './findings.ts';
 
-export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [conversationsRoutes];
+export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
+  conversationsRoutes,
+  findingsRoutes,
+  alertsRoutes,
+  channelsRoutes,
+  deliveriesRoutes,
+];

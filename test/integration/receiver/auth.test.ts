@@ -77,10 +77,14 @@ describe('auth', () => {
     const rows = await server.store.db.selectFrom('spans').select('workspace_id').where('trace_id', '=', traceId).execute();
     expect(rows).toEqual([{ workspace_id: 'team-a' }]);
 
-    const asA = await (await fetch(`${server.url}/api/conversations`, { headers: bearer(readA) })).json();
-    expect(asA.items.map((c: { id: string }) => c.id)).toContain('secret-conv');
+    const asA = (await (await fetch(`${server.url}/api/conversations`, { headers: bearer(readA) })).json()) as {
+      items: Array<{ id: string }>;
+    };
+    expect(asA.items.map((c) => c.id)).toContain('secret-conv');
     for (const token of [readB, adminB]) {
-      const asB = await (await fetch(`${server.url}/api/conversations`, { headers: bearer(token) })).json();
+      const asB = (await (await fetch(`${server.url}/api/conversations`, { headers: bearer(token) })).json()) as {
+        items: unknown[];
+      };
       expect(asB.items).toEqual([]);
       const one = await fetch(`${server.url}/api/conversations/secret-conv`, { headers: bearer(token) });
       expect(one.status).toBe(404);
