@@ -41,7 +41,7 @@ describe('channels and deliveries API', () => {
     await app.register(channelsRoutes, deps);
     await app.register(deliveriesRoutes, deps);
     await app.ready();
-  });
+  }, 180_000);
   afterAll(async () => {
     await app.close();
     await receiver.close();

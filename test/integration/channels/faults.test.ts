@@ -48,7 +48,7 @@ describe('delivery faults', () => {
 
   beforeAll(async () => {
     store = await createTestStore();
-  });
+  }, 180_000);
   // Each test starts with an empty queue: leftovers of earlier tests are settled.
   afterEach(async () => {
     await store.db
@@ -101,7 +101,7 @@ describe('delivery faults', () => {
       expect(endpoint.requests).toHaveLength(2);
       // Backoff alone would retry after 25..50 ms.
       expect(second!.at - first!.at).toBeGreaterThanOrEqual(2_000);
-      expect(second!.at - first!.at).toBeLessThan(3_500);
+      expect(second!.at - first!.at).toBeLessThan(6_000);
     } finally {
       await notifier.stop();
     }
@@ -131,22 +131,25 @@ describe('delivery faults', () => {
     const stuck: string[] = [];
     for (let i = 0; i < 6; i++) stuck.push(await queueFinding(store.db, [hangingChannel]));
     const fine = await queueFinding(store.db, [healthyChannel]);
-    const config = testConfig({ deliveryTimeoutMs: 1_500 });
-    const started = Date.now();
+    const config = testConfig({ deliveryTimeoutMs: 4_000 });
     const notifier = startNotifier({ store, config, log: memoryLogger(), ...FAST, concurrency: 4 });
     try {
       await settled(fine, 'delivered');
-      expect(Date.now() - started).toBeLessThan(1_000);
+      // Delivered while the hanging sends were still waiting for their timeout.
+      for (const findingId of stuck) {
+        const [delivery] = await deliveriesOf(store.db, findingId);
+        expect(delivery?.attemptLog).toEqual([]);
+      }
       // The hanging ones time out and are kept for a retry.
       const timedOut = await eventually(async () => {
         const [delivery] = await deliveriesOf(store.db, stuck[0]!);
         return delivery?.attemptLog[0];
-      }, 5_000);
+      }, 15_000);
       expect(timedOut.outcome).toBe('retry');
       expect(timedOut.error).toMatch(/timed out/);
       expect(timedOut.status_code).toBeNull();
-      expect(timedOut.duration_ms).toBeGreaterThanOrEqual(1_400);
-      expect(timedOut.duration_ms).toBeLessThan(3_000);
+      expect(timedOut.duration_ms).toBeGreaterThanOrEqual(3_900);
+      expect(timedOut.duration_ms).toBeLessThan(8_000);
     } finally {
       await notifier.stop();
     }

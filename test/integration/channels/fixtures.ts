@@ -139,7 +139,7 @@ export function memoryLogger(): NotifierLogger & {
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return defaultConfig({
     allowPrivateAddresses: true,
-    deliveryTimeoutMs: 2_000,
+    deliveryTimeoutMs: 10_000,
     deliveryGiveUpMs: 60_000,
     publicUrl: 'https://rotscope.example.com',
     ...overrides,

@@ -27,7 +27,7 @@ describe('a notifier killed mid-send', () => {
     endpoint = await startHttpReceiver((_request, index) =>
       index === 0 ? 'hang' : { status: 200 },
     );
-  });
+  }, 180_000);
   afterAll(async () => {
     await endpoint.close();
     await store.close();

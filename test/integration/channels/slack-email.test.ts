@@ -32,7 +32,7 @@ describe('slack channel', () => {
       headers: { 'content-type': 'text/plain' },
       body: 'ok',
     }));
-  });
+  }, 180_000);
   afterAll(async () => {
     await slack.close();
     await store.close();
@@ -132,7 +132,7 @@ describe('email channel', () => {
   beforeAll(async () => {
     store = await createTestStore();
     smtp = await startSmtpSink({ user: 'rotscope', password: 's3cret' });
-  });
+  }, 180_000);
   afterAll(async () => {
     await smtp.close();
     await store.close();

@@ -22,7 +22,7 @@ describe('webhook channel', () => {
   beforeAll(async () => {
     store = await createTestStore();
     receiver = await startHttpReceiver();
-  });
+  }, 180_000);
   afterAll(async () => {
     await receiver.close();
     await store.close();
