@@ -68,10 +68,26 @@ const CATALOG: readonly CatalogRow[] = [
   { match: 'deepseek', window: 128_000 },
 ];
 
-/** Every size the correction rule may move to, ascending. */
-const KNOWN_SIZES: readonly number[] = [
-  ...new Set([...CATALOG.map((r) => r.window), 256_000, 272_000, M1, 2_000_000]),
-].sort((a, b) => a - b);
+function ladder(sizes: readonly number[]): readonly number[] {
+  return [...new Set(sizes)].sort((a, b) => a - b);
+}
+
+/** Every size the correction rule may move to, ascending, for models of no known family. */
+const KNOWN_SIZES = ladder([...CATALOG.map((r) => r.window), 256_000, 272_000, M1, 2_000_000]);
+
+/**
+ * Size ladders per model family: a Claude model seen above 200k is a 1M variant, not a
+ * 256k model of another vendor.
+ */
+const FAMILY_SIZES: ReadonlyArray<{ prefix: string; sizes: readonly number[] }> = [
+  { prefix: 'claude', sizes: ladder([100_000, 200_000, M1]) },
+  { prefix: 'gemini', sizes: ladder([32_760, GEMINI_1M, GEMINI_2M]) },
+  {
+    prefix: 'gpt',
+    sizes: ladder([4_096, 8_192, 16_385, 32_768, 128_000, 131_072, 272_000, 400_000, 1_047_576]),
+  },
+  { prefix: 'o', sizes: ladder([128_000, 200_000, 400_000, 1_047_576]) },
+];
 
 /** Lower-cases and strips provider prefixes (`anthropic/`, `us.anthropic.`, `models/`). */
 function canonical(model: string): string {
@@ -131,9 +147,20 @@ export function overrideWindow(model: string, overrides: readonly WindowOverride
   return null;
 }
 
-/** The smallest known window size ≥ `tokens`, else `tokens` itself. */
-export function nextKnownSize(tokens: number): number {
-  for (const s of KNOWN_SIZES) if (s >= tokens) return s;
+/**
+ * The smallest known window size ≥ `tokens` for the model's family (any family when the
+ * model is not of a known one), else `tokens` itself.
+ */
+export function nextKnownSize(tokens: number, model = ''): number {
+  const m = canonical(model);
+  let sizes = KNOWN_SIZES;
+  for (const f of FAMILY_SIZES) {
+    if (m.startsWith(f.prefix) && (f.prefix !== 'o' || /^o\d/.test(m))) {
+      sizes = f.sizes;
+      break;
+    }
+  }
+  for (const s of sizes) if (s >= tokens) return s;
   return tokens;
 }
 
@@ -157,7 +184,7 @@ export function contextWindowFor(
   }
   if (window === null) return { window: null, source: null };
   if (observedTokens !== null && observedTokens > window) {
-    return { window: nextKnownSize(observedTokens), source: 'inferred' };
+    return { window: nextKnownSize(observedTokens, model), source: 'inferred' };
   }
   return { window, source };
 }
