@@ -168,7 +168,7 @@ describe('normalizeSpans: calls', () => {
       },
     });
     expect(normalizeSpans([s], CTX).normalized.calls[0]).toMatchObject({
-      contextWindow: 200_000,
+      contextWindow: 272_000,
       windowSource: 'inferred',
     });
     const o = normalizeSpans([s], {
