@@ -1,0 +1,239 @@
+/**
+ * The end-to-end harness of test/e2e/producers: a fresh rotscope (test/helpers/server.ts)
+ * and a fake LLM, a producer run against both, then the normalized rows read back.
+ */
+import { startFakeLlm, type FakeLlm } from '../fake-llm.ts';
+import { startTestServer, type TestServer } from '../server.ts';
+import type { ProducerOptions } from './otel.ts';
+
+export interface Harness {
+  server: TestServer;
+  llm: FakeLlm;
+  /** Options to hand a producer: rotscope's and the fake LLM's URLs. */
+  opts: ProducerOptions;
+  close(): Promise<void>;
+}
+
+export async function startHarness(): Promise<Harness> {
+  // the evaluator and notifier are not needed to read what ingest normalized
+  const server = await startTestServer({ loops: false });
+  const llm = await startFakeLlm();
+  return {
+    server,
+    llm,
+    opts: { rotscopeUrl: server.url, llmUrl: llm.url },
+    async close() {
+      await llm.close();
+      await server.close();
+    },
+  };
+}
+
+export interface CallRow {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  conversation_id: string;
+  conversation_synthetic: boolean;
+  agent_id: string | null;
+  stream_key: string;
+  run_id: string;
+  side_call: string | null;
+  request_id: string | null;
+  start_ns: string;
+  producer: string;
+  provider: string | null;
+  request_model: string | null;
+  response_model: string | null;
+  input_tokens_raw: number | null;
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
+  output_tokens: number | null;
+  context_tokens: number | null;
+  usage_rule: string | null;
+  context_window: number | null;
+  window_source: string | null;
+  finish_reason_raw: string | null;
+  finish_class: string | null;
+  output_tool_call: boolean;
+  output_tool_name: string | null;
+  max_output_tokens: number | null;
+  parts: Parts | null;
+  compacted: boolean;
+}
+
+export interface Parts {
+  unit: 'chars' | 'tokens';
+  total: number | null;
+  system: number | null;
+  tools: Record<string, number>;
+  source: string;
+}
+
+/** All LLM calls of the default workspace, optionally of one conversation, in call order. */
+export async function callsOf(h: Harness, conversationId?: string): Promise<CallRow[]> {
+  let q = h.server.store.db
+    .selectFrom('llm_calls')
+    .selectAll()
+    .where('workspace_id', '=', 'default');
+  if (conversationId !== undefined) q = q.where('conversation_id', '=', conversationId);
+  const rows = await q.orderBy('start_ns').orderBy('span_id').execute();
+  return rows as unknown as CallRow[];
+}
+
+export interface ToolResultRow {
+  trace_id: string;
+  span_id: string;
+  conversation_id: string;
+  stream_key: string;
+  tool_name: string;
+  tool_call_id: string | null;
+  result_size: number | null;
+  size_unit: string;
+  at_ns: string;
+  source: string;
+}
+
+export async function toolResultsOf(h: Harness, conversationId?: string): Promise<ToolResultRow[]> {
+  let q = h.server.store.db
+    .selectFrom('tool_results')
+    .selectAll()
+    .where('workspace_id', '=', 'default');
+  if (conversationId !== undefined) q = q.where('conversation_id', '=', conversationId);
+  const rows = await q.orderBy('at_ns').orderBy('span_id').execute();
+  return rows as unknown as ToolResultRow[];
+}
+
+export interface CompactionRow {
+  conversation_id: string;
+  stream_key: string;
+  run_id: string;
+  trace_id: string | null;
+  span_id: string | null;
+  at_ns: string;
+  evidence: string;
+  kind: string;
+  trigger: string | null;
+  tokens_before: number | null;
+  tokens_after: number | null;
+  messages_kept: number | null;
+}
+
+export async function compactionsOf(h: Harness, conversationId?: string): Promise<CompactionRow[]> {
+  let q = h.server.store.db
+    .selectFrom('compactions')
+    .selectAll()
+    .where('workspace_id', '=', 'default');
+  if (conversationId !== undefined) q = q.where('conversation_id', '=', conversationId);
+  const rows = await q.orderBy('at_ns').execute();
+  return rows as unknown as CompactionRow[];
+}
+
+export interface SpanRow {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  scope_name: string;
+  role: string | null;
+  attributes: Record<string, unknown>;
+}
+
+export async function spansOf(h: Harness): Promise<SpanRow[]> {
+  const rows = await h.server.store.db
+    .selectFrom('spans')
+    .select(['trace_id', 'span_id', 'parent_span_id', 'name', 'scope_name', 'role', 'attributes'])
+    .where('workspace_id', '=', 'default')
+    .orderBy('start_ns')
+    .execute();
+  return rows as unknown as SpanRow[];
+}
+
+export async function logCount(h: Harness): Promise<number> {
+  const row = await h.server.store.db
+    .selectFrom('log_records')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('workspace_id', '=', 'default')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The fields of a call row most tests compare, for readable diffs. */
+export function usageOf(c: CallRow) {
+  return {
+    input_tokens_raw: c.input_tokens_raw,
+    cache_read_tokens: c.cache_read_tokens,
+    cache_write_tokens: c.cache_write_tokens,
+    output_tokens: c.output_tokens,
+    context_tokens: c.context_tokens,
+    usage_rule: c.usage_rule,
+  };
+}
+
+/** The part sizes a test compares exactly (the total depends on what the normalizer counts). */
+export function partsOf(c: CallRow) {
+  return (
+    c.parts && {
+      unit: c.parts.unit,
+      system: c.parts.system,
+      tools: c.parts.tools,
+      source: c.parts.source,
+    }
+  );
+}
+
+/** Usage as the provider counted it, for a producer whose input reading includes the cache. */
+export function inclusiveUsage(
+  u: { fresh: number; cacheRead?: number; cacheWrite?: number; output: number },
+  cacheRead: number | null,
+  cacheWrite: number | null,
+  rule: 'inclusive' | 'no_cache',
+) {
+  const total = u.fresh + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0);
+  return {
+    input_tokens_raw: total,
+    cache_read_tokens: cacheRead,
+    cache_write_tokens: cacheWrite,
+    output_tokens: u.output,
+    context_tokens: total,
+    usage_rule: rule,
+  };
+}
+
+/** Usage for a producer whose input reading excludes the cache (Anthropic's own counting). */
+export function exclusiveUsage(
+  u: { fresh: number; cacheRead?: number; cacheWrite?: number; output: number },
+  rule: 'exclusive_inferred' | 'exclusive_producer',
+) {
+  return {
+    input_tokens_raw: u.fresh,
+    cache_read_tokens: u.cacheRead ?? 0,
+    cache_write_tokens: u.cacheWrite ?? 0,
+    output_tokens: u.output,
+    context_tokens: u.fresh + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0),
+    usage_rule: rule,
+  };
+}
+
+/** Expected parts of the three calls of the "tools" conversation (content captured). */
+export function toolsConversationParts(system: number, readFile: number, runTests: number) {
+  return [
+    { unit: 'chars', system, tools: {}, source: 'messages' },
+    { unit: 'chars', system, tools: { read_file: readFile }, source: 'messages' },
+    {
+      unit: 'chars',
+      system,
+      tools: { read_file: readFile, run_tests: runTests },
+      source: 'messages',
+    },
+  ];
+}
+
+export const NO_USAGE = {
+  input_tokens_raw: null,
+  cache_read_tokens: null,
+  cache_write_tokens: null,
+  output_tokens: null,
+  context_tokens: null,
+  usage_rule: null,
+};
