@@ -2,7 +2,7 @@
  * Producer: OpenInference through the OpenAI Agents SDK (`@openai/agents` 0.14, the last line
  * on `openai` 6.x; 0.15+ needs `openai` 7). The agent's model calls go through the `openai`
  * client that `@arizeai/openinference-instrumentation-openai` patched (manuallyInstrument on
- * the ES module), passed with `setDefaultOpenAIClient`; the Agents SDK's own tracing (to the
+ * the ES module's `OpenAI` class), passed with `setDefaultOpenAIClient`; the Agents SDK's own tracing (to the
  * OpenAI platform) is disabled. The agent runs the "tools" conversation over the Responses
  * API: its runner executes the read_file and run_tests function tools between calls.
  * Conversation key: OpenInference `session.id` (setSession around the run).

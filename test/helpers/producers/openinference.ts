@@ -1,8 +1,9 @@
 /**
  * Producer: OpenInference, `@arizeai/openinference-instrumentation-openai` 4.2 on the `openai`
- * SDK 6.x. Instrumented with `manuallyInstrument(module)` on the ES module the application
- * imports (Arize's documented way for ESM; the same patched module then serves @openai/agents,
- * see openinference-agents.ts). Conversation key: OpenInference `session.id`, set with
+ * SDK 6.x. Instrumented with `manuallyInstrument(OpenAI)` on the `OpenAI` class of the ES
+ * module the application imports (Arize's documented way for ESM; it patches the class's
+ * `Chat.Completions` / `Responses` prototypes, which @openai/agents then uses too, see
+ * openinference-agents.ts). Conversation key: OpenInference `session.id`, set with
  * `setSession` from `@arizeai/openinference-core` around each conversation. Conversations
  * "tools" and "finding" of openai-chat.ts. Observed: streamed chat completions get no
  * `llm.token_count.*` (the usage chunk is ignored), so the "finding" call 2 is not streamed.
