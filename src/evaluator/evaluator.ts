@@ -24,7 +24,7 @@ export interface EvaluatorLog {
 }
 
 export interface EvaluatorOptions {
-  store: Pick<Store, 'db'>;
+  store: Pick<Store, 'db'> & Partial<Pick<Store, 'kind'>>;
   config: Pick<Config, 'evaluatorQuietMs' | 'evaluatorPollMs'>;
   log: EvaluatorLog;
   /** The detectors to run. Default: the four of src/detectors (`DETECTORS`). */
@@ -35,6 +35,11 @@ export interface EvaluatorOptions {
   tuning?: Omit<EvaluateOptions, 'detectors'>;
   /** Most conversations one `runOnce` evaluates before yielding to the poll timer. Default 1000. */
   maxPerRun?: number;
+  /**
+   * Conversations evaluated at once, each on its own connection. Default 4 on PostgreSQL
+   * (keep it below the pool size), 1 on PGlite (a single connection).
+   */
+  concurrency?: number;
 }
 
 export interface Evaluator {
@@ -68,6 +73,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const { store, config, log } = options;
   const detectors = options.detectors ?? DETECTORS;
   const maxPerRun = options.maxPerRun ?? 1000;
+  const concurrency = Math.max(1, options.concurrency ?? (store.kind === 'postgres' ? 4 : 1));
   const evaluateOptions: EvaluateOptions = { ...options.tuning, detectors };
   let stopping = false;
   let failing = false;
@@ -112,14 +118,16 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
 
   async function runAll(): Promise<number> {
     let evaluated = 0;
-    try {
-      while (!stopping && evaluated < maxPerRun) {
+    let budget = maxPerRun;
+    const worker = async (): Promise<void> => {
+      while (!stopping && budget > 0) {
+        budget -= 1;
         const next = await evaluateNext();
         if (failing) {
           failing = false;
           log.info({}, 'evaluator reaches the database again');
         }
-        if (next.status === 'none') break;
+        if (next.status === 'none') return;
         if (next.status === 'failed') continue;
         evaluated += 1;
         try {
@@ -128,12 +136,14 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           log.error({ err: error }, 'onEvaluated callback threw');
         }
       }
-    } catch (error) {
+    };
+    // Workers claim different conversations (SKIP LOCKED); one finding none left stops.
+    const outcomes = await Promise.allSettled(Array.from({ length: concurrency }, worker));
+    const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failure && !failing) {
       // The database itself failed (claim or failure bookkeeping): log once until it recovers.
-      if (!failing) {
-        failing = true;
-        log.warn({ err: error }, 'evaluator cannot reach the database; retrying every poll');
-      }
+      failing = true;
+      log.warn({ err: failure.reason }, 'evaluator cannot reach the database; retrying every poll');
     }
     return evaluated;
   }
