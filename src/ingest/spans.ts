@@ -7,7 +7,12 @@
 import type { Compaction, LlmCall, Normalized, SpanRole, ToolResult } from '../model/calls.ts';
 import type { Attributes, Span } from '../model/telemetry.ts';
 import { bool, cmpNs, firstNum, firstStr, json, num, sizeOf, str } from './attrs.ts';
-import { compaction, isCompactionEventName, readCompactionDetails } from './compactions.ts';
+import {
+  compaction,
+  isCompactionEventName,
+  readCompactionDetails,
+  type CompactionDetails,
+} from './compactions.ts';
 import { stripAttributes, stripEvents } from './content.ts';
 import { claudeCodeAgentId, conversationIdOf, sideCallOf, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason, readFinishReason } from './finish.ts';
@@ -197,7 +202,8 @@ export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): S
       n.role !== 'other' ||
       n.aggregate ||
       span.name.startsWith('claude_code') ||
-      hasGenAiKey(attrs);
+      hasGenAiKey(attrs) ||
+      (span.events.length > 0 && span.events.some((e) => isCompactionEventName(e.name)));
     if (!interesting) {
       dropped++;
       continue;
@@ -222,23 +228,10 @@ export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): S
       } else if (n.role === 'compaction') {
         const d = readCompactionDetails(attrs);
         compactions.push(
-          compaction({
-            workspaceId: ctx.workspaceId,
-            conversationId: conv.id,
-            streamKey,
-            runId,
-            traceId: span.traceId,
-            spanId: span.spanId,
+          detailedCompaction(ctx, where, span, d, {
             atNs: span.endTimeUnixNano,
             evidence: 'span',
             sourceKey: `span:${span.traceId}:${span.spanId}`,
-            kind: d.kind,
-            trigger: d.trigger,
-            tokensBefore: d.tokensBefore,
-            tokensAfter: d.tokensAfter,
-            messagesKept: d.messagesKept,
-            summarySize: d.summary === null ? null : d.summary.length,
-            summary: ctx.captureContent ? d.summary : null,
           }),
         );
       }
@@ -246,23 +239,10 @@ export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): S
         if (!isCompactionEventName(e.name)) return;
         const d = readCompactionDetails(e.attributes);
         compactions.push(
-          compaction({
-            workspaceId: ctx.workspaceId,
-            conversationId: conv.id,
-            streamKey,
-            runId,
-            traceId: span.traceId,
-            spanId: span.spanId,
+          detailedCompaction(ctx, where, span, d, {
             atNs: e.timeUnixNano,
             evidence: 'span_event',
             sourceKey: `event:${span.traceId}:${span.spanId}:${i}`,
-            kind: d.kind,
-            trigger: d.trigger,
-            tokensBefore: d.tokensBefore,
-            tokensAfter: d.tokensAfter,
-            messagesKept: d.messagesKept,
-            summarySize: d.summary === null ? null : d.summary.length,
-            summary: ctx.captureContent ? d.summary : null,
           }),
         );
       });
@@ -288,6 +268,32 @@ interface Where {
   agentId: string | null;
   streamKey: string;
   runId: string;
+}
+
+/** A compaction from a custom compaction span or span event, with what its attributes say. */
+function detailedCompaction(
+  ctx: NormalizeContext,
+  w: Where,
+  span: Span,
+  d: CompactionDetails,
+  at: { atNs: string; evidence: 'span' | 'span_event'; sourceKey: string },
+): Compaction {
+  return compaction({
+    workspaceId: ctx.workspaceId,
+    conversationId: w.conv.id,
+    streamKey: w.streamKey,
+    runId: w.runId,
+    traceId: span.traceId,
+    spanId: span.spanId,
+    ...at,
+    kind: d.kind,
+    trigger: d.trigger,
+    tokensBefore: d.tokensBefore,
+    tokensAfter: d.tokensAfter,
+    messagesKept: d.messagesKept,
+    summarySize: d.summary === null ? null : d.summary.length,
+    summary: ctx.captureContent ? d.summary : null,
+  });
 }
 
 function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compaction[]): LlmCall {

@@ -80,6 +80,18 @@ describe('compaction markers on spans (conventions §9.8)', () => {
     ]);
     expect(new Set(cs.map((c) => c.sourceKey)).size).toBe(2);
   });
+  it('a span of no other GenAI interest is kept for its compaction event', () => {
+    const s = span({
+      name: 'agent.loop',
+      resource: { 'session.id': 'r' },
+      events: [{ name: 'rotscope.compaction', timeUnixNano: '9', attributes: {} }],
+    });
+    const b = normalizeSpans([s], CTX);
+    expect(b.dropped).toBe(0);
+    expect(b.normalized.compactions).toEqual([
+      expect.objectContaining({ evidence: 'span_event', conversationId: 'r', streamKey: 'r|main' }),
+    ]);
+  });
   it('gen_ai.conversation.compacted=true sets compacted and yields a flag compaction at the call start', () => {
     const s = span({
       startTimeUnixNano: '111',
