@@ -21,7 +21,7 @@ import {
   type AttemptOutcome,
   type ClaimedDelivery,
 } from '../store/deliveries.ts';
-import { fromStored, type ChannelSettings } from './config.ts';
+import { fromStored, type ChannelSettings, type ChannelType } from './config.ts';
 import { sendEmail } from './email.ts';
 import { errorMessage } from './outbound.ts';
 import { buildPayload, loadFinding, testPayload, type FindingPayload } from './payload.ts';
@@ -60,6 +60,12 @@ export interface NotifierOptions {
   stopTimeoutMs?: number;
   /** Source of jitter in [0, 1). Default Math.random. */
   random?: () => number;
+  /** Called after each recorded attempt (for metrics: count outcomes, observe durations). */
+  onAttempt?: (attempt: {
+    outcome: AttemptOutcome;
+    channelType: ChannelType | undefined;
+    durationMs: number;
+  }) => void;
 }
 
 export interface Notifier {
@@ -215,8 +221,10 @@ export function startNotifier(options: NotifierOptions): Notifier {
   async function deliver(claim: ClaimedDelivery, controller: AbortController): Promise<void> {
     const started = performance.now();
     let result: SendResult;
+    let channelType: ChannelType | undefined;
     try {
       const prepared = await prepare(claim);
+      if (prepared.ok) channelType = prepared.settings.type;
       result = prepared.ok
         ? await sendWithTimeout(prepared.settings, prepared.payload, claim.id, {
             timeoutMs: config.deliveryTimeoutMs,
@@ -257,9 +265,12 @@ export function startNotifier(options: NotifierOptions): Notifier {
         }),
       );
     } catch (err) {
+      // The channel (and with it the delivery) was deleted meanwhile: nothing left to record.
+      if ((err as { code?: unknown }).code === '23503') return;
       log.error({ err, deliveryId: claim.id }, 'delivery: could not record attempt');
       return;
     }
+    options.onAttempt?.({ outcome: decision.outcome, channelType, durationMs });
     const fields = {
       deliveryId: claim.id,
       channelId: claim.channelId,

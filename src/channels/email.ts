@@ -4,6 +4,7 @@
  * (TLS still verifies the certificate against the configured host name).
  * Formats and sends; the delivery loop decides about retries.
  */
+import net from 'node:net';
 import nodemailer from 'nodemailer';
 import type { EmailSettings } from './config.ts';
 import { errorMessage, resolveAllowed } from './outbound.ts';
@@ -121,7 +122,8 @@ export async function sendEmail(
     ...(settings.user !== undefined
       ? { auth: { user: settings.user, pass: settings.password ?? '' } }
       : {}),
-    tls: { servername: settings.host },
+    // Verify the certificate against the configured name, not the address dialled.
+    ...(net.isIP(settings.host) === 0 ? { tls: { servername: settings.host } } : {}),
     // The loop's timeout aborts sooner; these only bound each SMTP phase.
     connectionTimeout: 30_000,
     greetingTimeout: 30_000,

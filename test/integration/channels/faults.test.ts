@@ -67,10 +67,18 @@ describe('delivery faults', () => {
       index < 2 ? { status: 500, body: 'boom' } : { status: 200 },
     );
     const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
-    const notifier = startNotifier({ store, config: testConfig(), log: memoryLogger(), ...FAST });
+    const outcomes: string[] = [];
+    const notifier = startNotifier({
+      store,
+      config: testConfig(),
+      log: memoryLogger(),
+      ...FAST,
+      onAttempt: ({ outcome, channelType }) => outcomes.push(`${channelType}:${outcome}`),
+    });
     try {
       const delivery = await settled(findingId, 'delivered');
       await sleep(200);
+      expect(outcomes).toEqual(['webhook:retry', 'webhook:retry', 'webhook:delivered']);
       expect(endpoint.requests).toHaveLength(3);
       expect(new Set(endpoint.requests.map((r) => r.headers['webhook-id']))).toEqual(
         new Set([delivery.id]),
