@@ -238,6 +238,19 @@ describe('delivery faults', () => {
     expect(dialled.kind).not.toBe('blocked');
   });
 
+  it('reads response bodies only up to the cap', async () => {
+    const big = await receiver(() => ({ status: 500, body: 'x'.repeat(2 * 1024 * 1024) }));
+    const outcome = await postJson(big.url, {
+      body: '{}',
+      allowPrivate: true,
+      maxResponseBytes: 1024,
+    });
+    expect(outcome).toMatchObject({ kind: 'response', status: 500, truncated: true });
+    expect(outcome.kind === 'response' && outcome.body.length).toBe(1024);
+    const small = await postJson(big.url, { body: '{}', allowPrivate: true });
+    expect(small.kind === 'response' && small.body.length).toBe(64 * 1024);
+  });
+
   it('marks a delivery dead once retrying would pass the give-up time', async () => {
     const endpoint = await receiver(() => ({ status: 503 }));
     const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);

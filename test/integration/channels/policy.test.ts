@@ -10,7 +10,8 @@ import {
   toStored,
 } from '../../../src/channels/config.ts';
 import { decide } from '../../../src/channels/delivery-loop.ts';
-import { classifySmtpError } from '../../../src/channels/email.ts';
+import { classifySmtpError, formatEmail } from '../../../src/channels/email.ts';
+import { formatSlack } from '../../../src/channels/slack.ts';
 import { checkAddress, checkHostname } from '../../../src/channels/outbound.ts';
 import { backoffMs, classifyHttp, parseRetryAfter } from '../../../src/channels/policy.ts';
 import { formatWebhook } from '../../../src/channels/webhook.ts';
@@ -255,5 +256,50 @@ describe('channel configuration', () => {
     );
     expect(headers['webhook-signature']).toBe(new Webhook(secret).sign('msg_1', now, body));
     expect(headers['X-A']).toBe('1');
+  });
+});
+
+describe('human-readable formats', () => {
+  const payload = () => {
+    const base = testPayload('default', testConfig(), new Date('2026-01-01T00:00:00Z'));
+    return {
+      ...base,
+      type: 'finding.created' as const,
+      data: {
+        ...base.data,
+        summary: `<b>&tool</b> ${'y'.repeat(5000)}`,
+        details: {
+          toolName: 'read_file',
+          toolShare: 0.42,
+          tokensLost: 12_345,
+          nested: { a: 1 },
+          broken: Number.NaN,
+        },
+      },
+    };
+  };
+
+  it('escapes and clips Slack text, turning details into labelled fields', () => {
+    const message = formatSlack(payload());
+    const section = message.blocks[0] as { text: { text: string } };
+    expect(section.text.text).toContain('&lt;b&gt;&amp;tool&lt;/b&gt;');
+    expect(section.text.text.length).toBeLessThanOrEqual(3000);
+    expect(message.text.length).toBeLessThanOrEqual(3000);
+    const fields = (message.blocks[1] as { fields: Array<{ text: string }> }).fields.map(
+      (f) => f.text,
+    );
+    expect(fields).toContain('*Tool name*\nread_file');
+    expect(fields).toContain('*Tool share*\n42.0%');
+    expect(fields).toContain('*Tokens lost*\n12,345');
+    expect(fields.join()).not.toContain('Nested');
+    expect(fields.join()).not.toContain('Broken');
+  });
+
+  it('escapes HTML in email and keeps the subject on one line', () => {
+    const email = formatEmail({ ...payload(), data: { ...payload().data, summary: 'a\r\nb <i>' } });
+    expect(email.subject).toBe('[rotscope] Warning: Context too full - a b <i>');
+    expect(email.html).toContain('a\r\nb &lt;i&gt;');
+    expect(email.html).not.toContain('<i>');
+    expect(email.text).toContain('Tool share: 42.0%');
   });
 });
