@@ -33,6 +33,11 @@ export interface EvaluatorOptions {
   onEvaluated?: (result: EvaluationResult) => void;
   /** Tuning passed to each evaluation (page size, transaction size, checkpoint interval). */
   tuning?: Omit<EvaluateOptions, 'detectors'>;
+  /**
+   * A conversation that keeps receiving items (never quiet for `evaluatorQuietMs`) is evaluated
+   * anyway once it has been dirty this long (ms). Default max(1000, 2 × evaluatorQuietMs).
+   */
+  maxWaitMs?: number;
   /** Most conversations one `runOnce` evaluates before yielding to the poll timer. Default 1000. */
   maxPerRun?: number;
   /**
@@ -73,6 +78,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const { store, config, log } = options;
   const detectors = options.detectors ?? DETECTORS;
   const maxPerRun = options.maxPerRun ?? 1000;
+  const maxWaitMs = options.maxWaitMs ?? Math.max(1000, 2 * config.evaluatorQuietMs);
   const concurrency = Math.max(1, options.concurrency ?? (store.kind === 'postgres' ? 4 : 1));
   const evaluateOptions: EvaluateOptions = { ...options.tuning, detectors };
   let stopping = false;
@@ -89,7 +95,10 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     let claimedKey: { workspaceId: string; conversationId: string } | undefined;
     try {
       const result = await store.db.transaction().execute(async (trx) => {
-        const claimed = await claimSettledConversation(trx, { quietMs: config.evaluatorQuietMs });
+        const claimed = await claimSettledConversation(trx, {
+          quietMs: config.evaluatorQuietMs,
+          maxWaitMs,
+        });
         if (!claimed) return undefined;
         claimedKey = { workspaceId: claimed.workspaceId, conversationId: claimed.conversationId };
         return evaluateConversation(trx, claimed, evaluateOptions);

@@ -33,8 +33,8 @@ export interface IngestMark {
 }
 
 /**
- * Marks conversations as having new items (run in the ingest transaction): dirty, last
- * ingest now, `pending_from_ns` lowered to the earliest new item, `call_count` increased.
+ * Marks conversations as having new items (run in the ingest transaction): dirty (since now
+ * unless already dirty), last ingest now, `pending_from_ns` lowered to the earliest new item, `call_count` increased.
  * Rows are written in conversation id order, so concurrent ingests cannot deadlock here.
  */
 export async function markConversationsDirty(
@@ -67,6 +67,7 @@ export async function markConversationsDirty(
         workspace_id: workspaceId,
         id: mark.conversationId,
         dirty: true,
+        dirty_since: sql<Date>`now()`,
         pending_from_ns: mark.fromNs,
         call_count: mark.calls,
       })),
@@ -74,6 +75,7 @@ export async function markConversationsDirty(
     .onConflict((oc) =>
       oc.columns(['workspace_id', 'id']).doUpdateSet({
         dirty: true,
+        dirty_since: sql`CASE WHEN conversations.dirty THEN COALESCE(conversations.dirty_since, now()) ELSE now() END`,
         last_ingest_at: sql`now()`,
         pending_from_ns: sql`LEAST(conversations.pending_from_ns, excluded.pending_from_ns)`,
         call_count: sql`conversations.call_count + excluded.call_count`,
@@ -84,14 +86,18 @@ export async function markConversationsDirty(
 }
 
 /**
- * Claims one dirty conversation whose last ingest is older than `quietMs` (oldest first),
- * skipping rows other transactions hold and conversations in failure backoff. Must run in a
+ * Claims one dirty conversation that is settled — no new item for `quietMs` — or has been
+ * dirty for `maxWaitMs` (a steady stream never goes quiet), oldest ingest first, skipping
+ * rows other transactions hold and conversations in failure backoff. Must run in a
  * transaction: the row stays locked until it ends.
  */
 export async function claimSettledConversation(
   db: Db,
-  options: { quietMs: number },
+  options: { quietMs: number; maxWaitMs?: number | undefined },
 ): Promise<ClaimedConversation | undefined> {
+  const ago = (ms: number) =>
+    sql<Date>`now() - ${Math.max(0, Math.round(ms))}::int * interval '1 millisecond'`;
+  const { quietMs, maxWaitMs } = options;
   const row = await db
     .selectFrom('conversations')
     .select([
@@ -104,10 +110,10 @@ export async function claimSettledConversation(
       sql<string>`last_ingest_at::text`.as('last_ingest_text'),
     ])
     .where('dirty', '=', true)
-    .where(
-      'last_ingest_at',
-      '<',
-      sql<Date>`now() - ${options.quietMs}::int * interval '1 millisecond'`,
+    .where((eb) =>
+      maxWaitMs === undefined
+        ? eb('last_ingest_at', '<', ago(quietMs))
+        : eb.or([eb('last_ingest_at', '<', ago(quietMs)), eb('dirty_since', '<', ago(maxWaitMs))]),
     )
     .where((eb) =>
       eb.or([eb('eval_retry_at', 'is', null), eb('eval_retry_at', '<=', sql<Date>`now()`)]),
@@ -133,7 +139,7 @@ export async function claimSettledConversation(
 
 /**
  * Stores an evaluation's result on the claimed row: the new position and state, and resets
- * the failure count. With `settled`, also clears `dirty` and `pending_from_ns` — but only if
+ * the failure count. With `settled`, also clears `dirty`, `dirty_since` and `pending_from_ns` — but only if
  * `last_ingest_at` still equals the claimed value (nothing arrived meanwhile); otherwise the
  * conversation stays dirty and is evaluated again.
  */
@@ -150,6 +156,9 @@ export async function saveEvaluation(
       evaluated_span_id: result.position?.spanId ?? null,
       state: JSON.stringify(result.state),
       dirty: result.settled ? sql<boolean>`NOT (${unchanged})` : true,
+      dirty_since: result.settled
+        ? sql<Date | null>`CASE WHEN ${unchanged} THEN NULL ELSE dirty_since END`
+        : sql<Date | null>`dirty_since`,
       pending_from_ns: result.settled
         ? sql<string | null>`CASE WHEN ${unchanged} THEN NULL ELSE pending_from_ns END`
         : null,

@@ -156,6 +156,8 @@ export interface ConversationsTable {
   eval_retry_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** Added by 0002_evaluator.sql: the last failure, for operators. */
   eval_error: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Added by 0004_evaluator_max_wait.sql: when the conversation last became dirty; null when clean. */
+  dirty_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** Added by 0002_evaluator.sql: detector state saved at a call position, for replays. */

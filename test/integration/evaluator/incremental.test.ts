@@ -194,6 +194,25 @@ describe('incremental evaluation', () => {
     expect(await findingKeys(store.db)).toEqual([]);
   });
 
+  it('evaluates a conversation that never goes quiet once it has waited maxWaitMs', async () => {
+    await ingest(store.db, [call('s', 1, tokens(10_000))]);
+    const evaluator = testEvaluator(store, {
+      detectors: [dropDetector],
+      config: { evaluatorQuietMs: 60_000, evaluatorPollMs: 3_600_000 },
+      maxWaitMs: 150,
+    });
+    expect(await evaluator.runOnce()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Still streaming: a new call keeps last_ingest_at fresh, but dirty_since stays.
+    await ingest(store.db, [call('s', 2, tokens(1_000))]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await evaluator.runOnce()).toBe(1);
+    await evaluator.stop();
+    expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('s', 2)} warning`]);
+    const row = await store.db.selectFrom('conversations').selectAll().executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ dirty: false, dirty_since: null });
+  });
+
   it('puts a conversation whose evaluation fails in backoff and goes on with the others', async () => {
     await ingest(store.db, [call('hbad', 1)]);
     await ingest(store.db, [call('h', 1, tokens(10_000)), call('h', 2, tokens(1_000))]);
