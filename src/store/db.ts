@@ -55,7 +55,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   if (!inMemory && !options.pglite) mkdirSync(options.dataDir, { recursive: true });
   const lite =
     options.pglite ??
-    (await PGlite.create(inMemory ? undefined : options.dataDir, {
+    // 'memory://' (not undefined): PGlite ignores the options argument when the first is undefined.
+    (await PGlite.create(inMemory ? 'memory://' : options.dataDir, {
       parsers: { [INT8_OID]: readInt8AsString },
     }));
   const pool = new PGlitePool(lite);
