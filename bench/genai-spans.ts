@@ -6,7 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { ExportTraceServiceRequest } from '../src/otlp/proto.ts';
 
-type Value = { stringValue: string } | { intValue: number } | { boolValue: boolean } | { arrayValue: { values: Value[] } };
+type Value =
+  | { stringValue: string }
+  | { intValue: number }
+  | { boolValue: boolean }
+  | { arrayValue: { values: Value[] } };
 const v = (value: string | number | boolean | string[]): Value =>
   Array.isArray(value)
     ? { arrayValue: { values: value.map((s) => ({ stringValue: s })) } }
@@ -44,10 +48,16 @@ export function agentRun(run: number, calls: number, baseNs: bigint): BenchSpan[
       kind: 1,
       startTimeUnixNano: baseNs.toString(),
       endTimeUnixNano: (baseNs + 60_000_000_000n).toString(),
-      attributes: attrs({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'researcher', 'gen_ai.conversation.id': conversation }),
+      attributes: attrs({
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': 'researcher',
+        'gen_ai.conversation.id': conversation,
+      }),
     },
   ];
-  const messages: Array<{ role: string; parts: unknown[] }> = [{ role: 'user', parts: [{ type: 'text', content: filler(400) }] }];
+  const messages: Array<{ role: string; parts: unknown[] }> = [
+    { role: 'user', parts: [{ type: 'text', content: filler(400) }] },
+  ];
   for (let i = 0; i < calls; i++) {
     const start = baseNs + BigInt(i) * 2_000_000_000n;
     const callId = `call_${run}_${i}`;
@@ -72,12 +82,21 @@ export function agentRun(run: number, calls: number, baseNs: bigint): BenchSpan[
         'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: filler(1_200) }]),
         'gen_ai.input.messages': JSON.stringify(messages.slice(-6)),
         'gen_ai.output.messages': JSON.stringify([
-          { role: 'assistant', parts: [{ type: 'tool_call', id: callId, name: 'web_search', arguments: { q: 'x' } }] },
+          {
+            role: 'assistant',
+            parts: [{ type: 'tool_call', id: callId, name: 'web_search', arguments: { q: 'x' } }],
+          },
         ]),
       }),
     });
-    messages.push({ role: 'assistant', parts: [{ type: 'tool_call', id: callId, name: 'web_search', arguments: { q: 'x' } }] });
-    messages.push({ role: 'tool', parts: [{ type: 'tool_call_response', id: callId, response: filler(600) }] });
+    messages.push({
+      role: 'assistant',
+      parts: [{ type: 'tool_call', id: callId, name: 'web_search', arguments: { q: 'x' } }],
+    });
+    messages.push({
+      role: 'tool',
+      parts: [{ type: 'tool_call_response', id: callId, response: filler(600) }],
+    });
     spans.push({
       traceId,
       spanId: randomBytes(8),

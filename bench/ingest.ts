@@ -18,14 +18,34 @@ import { createTestDatabase } from '../test/helpers/store.ts';
 import { agentRun, encodeBatch, type BenchSpan } from './genai-spans.ts';
 
 const COPY_COLUMNS = [
-  'workspace_id', 'trace_id', 'span_id', 'parent_span_id', 'name', 'kind', 'start_ns', 'end_ns', 'status_code',
-  'status_message', 'scope_name', 'scope_version', 'attributes', 'events', 'links', 'resource', 'role', 'received_at',
+  'workspace_id',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'name',
+  'kind',
+  'start_ns',
+  'end_ns',
+  'status_code',
+  'status_message',
+  'scope_name',
+  'scope_version',
+  'attributes',
+  'events',
+  'links',
+  'resource',
+  'role',
+  'received_at',
 ] as const;
 
 function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
   const text =
-    value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value);
+    value instanceof Date
+      ? value.toISOString()
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value);
   return `"${text.replaceAll('"', '""')}"`;
 }
 
@@ -37,13 +57,19 @@ export interface IngestBenchResult {
   ratioToCopy: number;
 }
 
-export async function benchIngest(options: { runs?: number; callsPerRun?: number; concurrency?: number } = {}): Promise<IngestBenchResult> {
+export async function benchIngest(
+  options: { runs?: number; callsPerRun?: number; concurrency?: number } = {},
+): Promise<IngestBenchResult> {
   const runs = options.runs ?? 300;
   const callsPerRun = options.callsPerRun ?? 10;
   const concurrency = options.concurrency ?? 4;
   const url = await createTestDatabase();
   const lite = url ? undefined : await PGlite.create({ parsers: { 20: (v: string) => v } });
-  const store: Store = await openStore({ databaseUrl: url, dataDir: 'memory://', ...(lite ? { pglite: lite } : {}) });
+  const store: Store = await openStore({
+    databaseUrl: url,
+    dataDir: 'memory://',
+    ...(lite ? { pglite: lite } : {}),
+  });
   await migrate(store.db);
   const config = defaultConfig({ logLevel: 'silent', maxInflightIngest: 64 });
   const built = await buildApp({ store, config });
@@ -83,7 +109,9 @@ export async function benchIngest(options: { runs?: number; callsPerRun?: number
   const ingestSeconds = (performance.now() - started) / 1000;
 
   const rows = await store.db.selectFrom('spans').selectAll().execute();
-  const csv = rows.map((row) => COPY_COLUMNS.map((column) => csvField(row[column])).join(',')).join('\n') + '\n';
+  const csv =
+    rows.map((row) => COPY_COLUMNS.map((column) => csvField(row[column])).join(',')).join('\n') +
+    '\n';
   const createCopy = 'CREATE TABLE spans_copy (LIKE spans INCLUDING ALL)';
   const copySql = `COPY spans_copy (${COPY_COLUMNS.join(', ')}) FROM STDIN WITH (FORMAT csv)`;
   let copySeconds: number;

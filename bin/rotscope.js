@@ -4,7 +4,10 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { run } = await import('../src/cli/index.ts');
-const io = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) };
+const io = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
 try {
   process.exitCode = await run(process.argv.slice(2), io, process.env);
 } catch (error) {

@@ -6,7 +6,10 @@ import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const positiveInt = z.coerce.number().int().positive();
-const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+const bool = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
+]);
 
 export const configSchema = z.object({
   /** postgres:// URL. Unset: the embedded PGlite database in dataDir. */
@@ -97,7 +100,10 @@ export function loadConfig(
       ok: false,
       errors: parsed.error.issues.map((issue) => {
         const key = String(issue.path[0] ?? '');
-        const name = key in ENV_NAMES ? `${ENV_NAMES[key as keyof typeof ENV_NAMES]} (--${flagName(key)})` : key;
+        const name =
+          key in ENV_NAMES
+            ? `${ENV_NAMES[key as keyof typeof ENV_NAMES]} (--${flagName(key)})`
+            : key;
         return `${name}: ${issue.message}`;
       }),
     };

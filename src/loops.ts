@@ -29,7 +29,9 @@ export async function startBackgroundLoops(options: LoopOptions): Promise<Loop> 
         ...(options.onEvaluated ? { onEvaluated: options.onEvaluated } : {}),
       })
     : undefined;
-  const notifier = config.notifier ? startNotifier({ store, config, log: log.child({ component: 'notifier' }) }) : undefined;
+  const notifier = config.notifier
+    ? startNotifier({ store, config, log: log.child({ component: 'notifier' }) })
+    : undefined;
   let stopping: Promise<void> | undefined;
   return {
     stop() {

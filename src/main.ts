@@ -34,7 +34,12 @@ export async function serve(config: Config): Promise<RunningServer> {
     await store.close();
     throw error;
   }
-  const built = await buildApp({ store, config, metrics: createMetrics({ defaultMetrics: true }), logger: log });
+  const built = await buildApp({
+    store,
+    config,
+    metrics: createMetrics({ defaultMetrics: true }),
+    logger: log,
+  });
   const loops = await startBackgroundLoops({ store, config, log });
   const address = await built.app.listen({ host: config.host, port: config.port });
   log.info({ address, database: store.kind, location: store.location }, 'rotscope listening');

@@ -64,26 +64,42 @@ export async function buildApp(options: AppOptions): Promise<App> {
             : failure.status === 403
               ? RPC_CODES.PERMISSION_DENIED
               : RPC_CODES.UNAVAILABLE;
-        return replyStatus(request, reply, failure.status, rpc, failure.message, failure.status === 503 ? config.retryAfterSeconds : undefined);
+        return replyStatus(
+          request,
+          reply,
+          failure.status,
+          rpc,
+          failure.message,
+          failure.status === 503 ? config.retryAfterSeconds : undefined,
+        );
       }
       if (failure.status === 503) reply.header('retry-after', String(config.retryAfterSeconds));
-      return reply.code(failure.status).send({ error: errorName(failure.status), message: failure.message });
+      return reply
+        .code(failure.status)
+        .send({ error: errorName(failure.status), message: failure.message });
     },
   });
 
   // The JSON API's error handler: clear 4xx messages, 5xx details hidden (logged instead).
-  app.setErrorHandler((error: { statusCode?: number; message: string; validation?: unknown }, request, reply) => {
-    const status = error.statusCode ?? 500;
-    if (status < 500) return reply.code(status).send({ error: errorName(status), message: error.message });
-    if (isDatabaseUnavailable(error)) {
-      reply.header('retry-after', String(config.retryAfterSeconds));
-      return reply.code(503).send({ error: 'unavailable', message: 'database unavailable, retry later' });
-    }
-    request.log.error({ err: error }, 'request failed');
-    return reply.code(500).send({ error: 'internal', message: 'internal error' });
-  });
+  app.setErrorHandler(
+    (error: { statusCode?: number; message: string; validation?: unknown }, request, reply) => {
+      const status = error.statusCode ?? 500;
+      if (status < 500)
+        return reply.code(status).send({ error: errorName(status), message: error.message });
+      if (isDatabaseUnavailable(error)) {
+        reply.header('retry-after', String(config.retryAfterSeconds));
+        return reply
+          .code(503)
+          .send({ error: 'unavailable', message: 'database unavailable, retry later' });
+      }
+      request.log.error({ err: error }, 'request failed');
+      return reply.code(500).send({ error: 'internal', message: 'internal error' });
+    },
+  );
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
+    reply
+      .code(404)
+      .send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
   );
 
   await app.register(otlpRoutes, { config, pipeline, metrics });
@@ -103,6 +119,18 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
 function errorName(status: number): string {
   return (
-    { 400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 413: 'too_large', 415: 'unsupported_media_type', 429: 'too_many_requests', 503: 'unavailable' } as Record<number, string>
-  )[status] ?? 'error';
+    (
+      {
+        400: 'bad_request',
+        401: 'unauthorized',
+        403: 'forbidden',
+        404: 'not_found',
+        409: 'conflict',
+        413: 'too_large',
+        415: 'unsupported_media_type',
+        429: 'too_many_requests',
+        503: 'unavailable',
+      } as Record<number, string>
+    )[status] ?? 'error'
+  );
 }

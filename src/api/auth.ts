@@ -12,7 +12,11 @@ import type { Scope } from './types.ts';
 export type AuthFailure = { status: 401 | 403 | 503; message: string };
 
 /** How an auth failure is written: OTLP routes answer with google.rpc.Status, the API with JSON. */
-export type AuthFailureWriter = (request: FastifyRequest, reply: FastifyReply, failure: AuthFailure) => FastifyReply;
+export type AuthFailureWriter = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  failure: AuthFailure,
+) => FastifyReply;
 
 const CACHE_TTL_MS = 10_000;
 const CACHE_MAX = 1_000;
@@ -26,7 +30,10 @@ export function registerAuth(
   options: { store: Store; host: string; writeFailure: AuthFailureWriter },
 ): void {
   const loopback = isLoopbackHost(options.host);
-  const tokens = new Map<string, { value: { workspaceId: string; scope: Scope } | undefined; at: number }>();
+  const tokens = new Map<
+    string,
+    { value: { workspaceId: string; scope: Scope } | undefined; at: number }
+  >();
   let open: { value: boolean; at: number } | undefined;
 
   async function isOpen(): Promise<boolean> {
@@ -57,7 +64,10 @@ export function registerAuth(
           request.workspaceId = 'default';
           return;
         }
-        return options.writeFailure(request, reply, { status: 401, message: 'missing bearer token' });
+        return options.writeFailure(request, reply, {
+          status: 401,
+          message: 'missing bearer token',
+        });
       }
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       if (!match) {
@@ -67,7 +77,11 @@ export function registerAuth(
         });
       }
       const found = await lookup(match[1]!);
-      if (!found) return options.writeFailure(request, reply, { status: 401, message: 'unknown or revoked token' });
+      if (!found)
+        return options.writeFailure(request, reply, {
+          status: 401,
+          message: 'unknown or revoked token',
+        });
       if (found.scope !== 'admin' && found.scope !== needed) {
         return options.writeFailure(request, reply, {
           status: 403,
@@ -77,7 +91,10 @@ export function registerAuth(
       request.workspaceId = found.workspaceId;
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
-      return options.writeFailure(request, reply, { status: 503, message: 'database unavailable, retry later' });
+      return options.writeFailure(request, reply, {
+        status: 503,
+        message: 'database unavailable, retry later',
+      });
     }
   });
 }

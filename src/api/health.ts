@@ -17,7 +17,9 @@ export async function healthRoutes(
     try {
       const version = await currentVersion(options.store.db);
       if (version < expected) {
-        return reply.code(503).send({ status: 'migrations_pending', schemaVersion: version, expected });
+        return reply
+          .code(503)
+          .send({ status: 'migrations_pending', schemaVersion: version, expected });
       }
       return { status: 'ready', database: options.store.kind, schemaVersion: version };
     } catch {

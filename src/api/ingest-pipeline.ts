@@ -39,7 +39,11 @@ export class IngestPipeline {
       settings = await getWorkspaceSettings(this.#store.db, workspaceId);
       this.#settings.set(workspaceId, { value: settings, at: Date.now() });
     }
-    return { workspaceId, captureContent: settings.captureContent, windowOverrides: settings.windowOverrides };
+    return {
+      workspaceId,
+      captureContent: settings.captureContent,
+      windowOverrides: settings.windowOverrides,
+    };
   }
 
   async ingestSpans(workspaceId: string, spans: readonly Span[]): Promise<IngestOutcome> {

@@ -20,7 +20,8 @@ export interface Metrics {
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'rotscope_process_' });
+  if (options.defaultMetrics)
+    collectDefaultMetrics({ register: registry, prefix: 'rotscope_process_' });
   return {
     registry,
     received: new Counter({

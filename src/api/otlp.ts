@@ -11,7 +11,13 @@ import { promisify } from 'node:util';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { decodeLogs, decodeTraces, type Encoding } from '../otlp/decode.ts';
-import { CONTENT_TYPES, RPC_CODES, exportResponse, statusBody, type Signal } from '../otlp/responses.ts';
+import {
+  CONTENT_TYPES,
+  RPC_CODES,
+  exportResponse,
+  statusBody,
+  type Signal,
+} from '../otlp/responses.ts';
 import type { Rejection } from '../model/telemetry.ts';
 import { isDatabaseUnavailable } from './errors.ts';
 import type { IngestPipeline } from './ingest-pipeline.ts';
@@ -40,7 +46,10 @@ export function replyStatus(
 ): FastifyReply {
   const encoding = encodingOf(request.headers['content-type']) ?? 'json';
   if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
-  return reply.code(httpStatus).type(CONTENT_TYPES[encoding]).send(statusBody(encoding, rpcCode, message));
+  return reply
+    .code(httpStatus)
+    .type(CONTENT_TYPES[encoding])
+    .send(statusBody(encoding, rpcCode, message));
 }
 
 export interface OtlpRouteOptions {
@@ -50,43 +59,73 @@ export interface OtlpRouteOptions {
 }
 
 export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions): Promise<void> {
-  const { config, pipeline, metrics } = options;
+  const { config, metrics } = options;
   let inflight = 0;
 
   // The body is read raw: decoding (and decompression, with its own limit) is ours.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.maxBodyBytes }, (_request, body, done) =>
-    done(null, body),
+  app.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: config.maxBodyBytes },
+    (_request, body, done) => done(null, body),
   );
 
-  app.setErrorHandler((error: { statusCode?: number; message: string; code?: string }, request, reply) => {
-    const status = error.statusCode ?? 500;
-    const signal = request.url.startsWith('/v1/logs') ? 'logs' : 'traces';
-    if (status === 413) {
-      metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'too_large' });
-      return replyStatus(request, reply, 413, RPC_CODES.INVALID_ARGUMENT, `request body over ${config.maxBodyBytes} bytes`);
-    }
-    if (status === 415) {
-      metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'unsupported_media_type' });
-      return replyStatus(request, reply, 415, RPC_CODES.INVALID_ARGUMENT, unsupportedTypeMessage(request));
-    }
-    if (status >= 400 && status < 500) {
-      metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'bad_request' });
-      return replyStatus(request, reply, status, RPC_CODES.INVALID_ARGUMENT, error.message);
-    }
-    if (isDatabaseUnavailable(error)) {
-      metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'db_unavailable' });
-      return replyStatus(request, reply, 503, RPC_CODES.UNAVAILABLE, 'database unavailable, retry later', config.retryAfterSeconds);
-    }
-    request.log.error({ err: error }, 'ingest failed');
-    return replyStatus(request, reply, 500, RPC_CODES.INTERNAL, 'internal error');
-  });
+  app.setErrorHandler(
+    (error: { statusCode?: number; message: string; code?: string }, request, reply) => {
+      const status = error.statusCode ?? 500;
+      const signal = request.url.startsWith('/v1/logs') ? 'logs' : 'traces';
+      if (status === 413) {
+        metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'too_large' });
+        return replyStatus(
+          request,
+          reply,
+          413,
+          RPC_CODES.INVALID_ARGUMENT,
+          `request body over ${config.maxBodyBytes} bytes`,
+        );
+      }
+      if (status === 415) {
+        metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'unsupported_media_type' });
+        return replyStatus(
+          request,
+          reply,
+          415,
+          RPC_CODES.INVALID_ARGUMENT,
+          unsupportedTypeMessage(request),
+        );
+      }
+      if (status >= 400 && status < 500) {
+        metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'bad_request' });
+        return replyStatus(request, reply, status, RPC_CODES.INVALID_ARGUMENT, error.message);
+      }
+      if (isDatabaseUnavailable(error)) {
+        metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'db_unavailable' });
+        return replyStatus(
+          request,
+          reply,
+          503,
+          RPC_CODES.UNAVAILABLE,
+          'database unavailable, retry later',
+          config.retryAfterSeconds,
+        );
+      }
+      request.log.error({ err: error }, 'ingest failed');
+      return replyStatus(request, reply, 500, RPC_CODES.INTERNAL, 'internal error');
+    },
+  );
 
   app.addHook('onRequest', async (request, reply) => {
     if (inflight >= config.maxInflightIngest) {
       const signal = request.url.startsWith('/v1/logs') ? 'logs' : 'traces';
       metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'overloaded' });
-      return replyStatus(request, reply, 429, RPC_CODES.RESOURCE_EXHAUSTED, 'too many requests in flight', config.retryAfterSeconds);
+      return replyStatus(
+        request,
+        reply,
+        429,
+        RPC_CODES.RESOURCE_EXHAUSTED,
+        'too many requests in flight',
+        config.retryAfterSeconds,
+      );
     }
     inflight += 1;
     request.otlpCounted = true;
@@ -100,23 +139,47 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     const encoding = encodingOf(request.headers['content-type']);
     if (!encoding) {
       metrics.rejected.inc({ signal: metricSignal, reason: 'unsupported_media_type' });
-      return replyStatus(request, reply, 415, RPC_CODES.INVALID_ARGUMENT, unsupportedTypeMessage(request));
+      return replyStatus(
+        request,
+        reply,
+        415,
+        RPC_CODES.INVALID_ARGUMENT,
+        unsupportedTypeMessage(request),
+      );
     }
     let body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
-    const contentEncoding = (request.headers['content-encoding'] ?? 'identity').toString().trim().toLowerCase();
+    const contentEncoding = (request.headers['content-encoding'] ?? 'identity')
+      .toString()
+      .trim()
+      .toLowerCase();
     if (contentEncoding === 'gzip') {
       try {
         body = await gunzipAsync(body, { maxOutputLength: config.maxDecompressedBytes });
       } catch (error) {
         const tooLarge = (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-        metrics.rejected.inc({ signal: metricSignal, reason: tooLarge ? 'too_large' : 'undecodable' });
+        metrics.rejected.inc({
+          signal: metricSignal,
+          reason: tooLarge ? 'too_large' : 'undecodable',
+        });
         return tooLarge
-          ? replyStatus(request, reply, 413, RPC_CODES.INVALID_ARGUMENT, `decompressed body over ${config.maxDecompressedBytes} bytes`)
+          ? replyStatus(
+              request,
+              reply,
+              413,
+              RPC_CODES.INVALID_ARGUMENT,
+              `decompressed body over ${config.maxDecompressedBytes} bytes`,
+            )
           : replyStatus(request, reply, 400, RPC_CODES.INVALID_ARGUMENT, 'invalid gzip body');
       }
     } else if (contentEncoding !== 'identity') {
       metrics.rejected.inc({ signal: metricSignal, reason: 'unsupported_media_type' });
-      return replyStatus(request, reply, 415, RPC_CODES.INVALID_ARGUMENT, `unsupported Content-Encoding "${contentEncoding}" (use gzip or none)`);
+      return replyStatus(
+        request,
+        reply,
+        415,
+        RPC_CODES.INVALID_ARGUMENT,
+        `unsupported Content-Encoding "${contentEncoding}" (use gzip or none)`,
+      );
     }
 
     const decoded = signal === 'traces' ? decodeTraces(body, encoding) : decodeLogs(body, encoding);
@@ -127,12 +190,19 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     const { items, rejected } = decoded.value;
     metrics.received.inc({ signal: metricSignal }, items.length + rejected.length);
     metrics.batchSize.observe({ signal: metricSignal }, items.length + rejected.length);
-    for (const rejection of rejected) metrics.rejected.inc({ signal: metricSignal, reason: rejection.reason });
+    for (const rejection of rejected)
+      metrics.rejected.inc({ signal: metricSignal, reason: rejection.reason });
 
     const outcome =
       signal === 'traces'
-        ? await options.pipeline.ingestSpans(request.workspaceId, items as Parameters<IngestPipeline['ingestSpans']>[1])
-        : await options.pipeline.ingestLogs(request.workspaceId, items as Parameters<IngestPipeline['ingestLogs']>[1]);
+        ? await options.pipeline.ingestSpans(
+            request.workspaceId,
+            items as Parameters<IngestPipeline['ingestSpans']>[1],
+          )
+        : await options.pipeline.ingestLogs(
+            request.workspaceId,
+            items as Parameters<IngestPipeline['ingestLogs']>[1],
+          );
     metrics.accepted.inc({ signal: metricSignal }, outcome.stored);
     metrics.dropped.inc({ signal: metricSignal }, outcome.dropped);
     return reply

@@ -37,16 +37,29 @@ function parseConfig(
   io: Io,
   env: Record<string, string | undefined>,
 ) {
-  const parsed = parseArgs({ args: argv, options: { ...configFlags, ...extra }, allowPositionals: true, strict: true });
+  const parsed = parseArgs({
+    args: argv,
+    options: { ...configFlags, ...extra },
+    allowPositionals: true,
+    strict: true,
+  });
   const result = loadConfig(env, parsed.values as Record<string, string | undefined>);
   if (!result.ok) {
     io.stderr(`invalid settings:\n${result.errors.map((e) => `  - ${e}`).join('\n')}\n`);
     return undefined;
   }
-  return { config: result.config, values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals };
+  return {
+    config: result.config,
+    values: parsed.values as Record<string, string | boolean | undefined>,
+    positionals: parsed.positionals,
+  };
 }
 
-export async function run(argv: string[], io: Io, env: Record<string, string | undefined>): Promise<number> {
+export async function run(
+  argv: string[],
+  io: Io,
+  env: Record<string, string | undefined>,
+): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': {
@@ -60,7 +73,10 @@ export async function run(argv: string[], io: Io, env: Record<string, string | u
       if (!parsed) return 2;
       const { openStore } = await import('../store/db.ts');
       const { migrate } = await import('../store/migrate.ts');
-      const store = await openStore({ databaseUrl: parsed.config.databaseUrl, dataDir: parsed.config.dataDir });
+      const store = await openStore({
+        databaseUrl: parsed.config.databaseUrl,
+        dataDir: parsed.config.dataDir,
+      });
       try {
         const result = await migrate(store.db);
         io.stdout(
@@ -78,11 +94,19 @@ export async function run(argv: string[], io: Io, env: Record<string, string | u
         io.stderr('usage: rotscope token create --workspace W --scope ingest|read|admin\n');
         return 2;
       }
-      const parsed = parseConfig(rest.slice(1), { workspace: { type: 'string' }, scope: { type: 'string' } }, io, env);
+      const parsed = parseConfig(
+        rest.slice(1),
+        { workspace: { type: 'string' }, scope: { type: 'string' } },
+        io,
+        env,
+      );
       if (!parsed) return 2;
       const workspace = String(parsed.values.workspace ?? '');
       const scope = String(parsed.values.scope ?? '');
-      if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(workspace) || !['ingest', 'read', 'admin'].includes(scope)) {
+      if (
+        !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(workspace) ||
+        !['ingest', 'read', 'admin'].includes(scope)
+      ) {
         io.stderr(
           'usage: rotscope token create --workspace W --scope ingest|read|admin (W: lowercase letters, digits, - and _)\n',
         );
@@ -91,12 +115,21 @@ export async function run(argv: string[], io: Io, env: Record<string, string | u
       const { openStore } = await import('../store/db.ts');
       const { migrate } = await import('../store/migrate.ts');
       const { createToken } = await import('../store/workspaces.ts');
-      const store = await openStore({ databaseUrl: parsed.config.databaseUrl, dataDir: parsed.config.dataDir });
+      const store = await openStore({
+        databaseUrl: parsed.config.databaseUrl,
+        dataDir: parsed.config.dataDir,
+      });
       try {
         await migrate(store.db);
-        const { token } = await createToken(store.db, workspace, scope as 'ingest' | 'read' | 'admin');
+        const { token } = await createToken(
+          store.db,
+          workspace,
+          scope as 'ingest' | 'read' | 'admin',
+        );
         io.stdout(`${token}\n`);
-        io.stderr(`token for workspace "${workspace}" with scope "${scope}": shown once, store it now\n`);
+        io.stderr(
+          `token for workspace "${workspace}" with scope "${scope}": shown once, store it now\n`,
+        );
       } finally {
         await store.close();
       }

@@ -9,8 +9,7 @@ import type { Compaction, LlmCall } from '../model/calls.ts';
 import type { DetectorId, FindingDraft, Thresholds } from '../model/findings.ts';
 
 export type TimelineItem =
-  | { type: 'call'; call: LlmCall }
-  | { type: 'compaction'; compaction: Compaction };
+  { type: 'call'; call: LlmCall } | { type: 'compaction'; compaction: Compaction };
 
 export interface DetectorContext {
   thresholds: Thresholds;

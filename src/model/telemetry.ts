@@ -5,7 +5,8 @@
  */
 
 /** An OTLP AnyValue as plain JSON: arrays stay arrays, kvlists become objects, bytes become base64. */
-export type AttrValue = string | number | boolean | null | AttrValue[] | { [key: string]: AttrValue };
+export type AttrValue =
+  string | number | boolean | null | AttrValue[] | { [key: string]: AttrValue };
 
 /** Attribute key/value pairs. Keys are kept exactly as sent (case-sensitive). */
 export type Attributes = Record<string, AttrValue>;

@@ -43,7 +43,9 @@ function field(obj: Obj, camel: string, snake?: string): unknown {
 }
 
 function asObj(value: unknown): Obj | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Obj) : undefined;
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Obj)
+    : undefined;
 }
 
 function asList(value: unknown): unknown[] {
@@ -52,7 +54,8 @@ function asList(value: unknown): unknown[] {
 
 /** Ids: bytes from protobuf; hex (OTLP/JSON) or base64 (protobuf JSON mapping) strings from JSON. */
 function idToHex(value: unknown, bytes: number): string {
-  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
+  if (value instanceof Uint8Array)
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
   if (typeof value !== 'string' || value === '') return '';
   if (value.length === bytes * 2 && /^[0-9a-fA-F]+$/.test(value)) return value.toLowerCase();
   if (value.length === Math.ceil(bytes / 3) * 4 && /^[A-Za-z0-9+/_-]+=*$/.test(value)) {
@@ -70,7 +73,11 @@ const SPAN_KINDS: Record<string, number> = {
   SPAN_KIND_PRODUCER: 4,
   SPAN_KIND_CONSUMER: 5,
 };
-const STATUS_CODES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
+const STATUS_CODES: Record<string, number> = {
+  STATUS_CODE_UNSET: 0,
+  STATUS_CODE_OK: 1,
+  STATUS_CODE_ERROR: 2,
+};
 
 function enumNumber(value: unknown, names: Record<string, number>): number {
   if (typeof value === 'number' && Number.isInteger(value)) return value;
@@ -80,7 +87,8 @@ function enumNumber(value: unknown, names: Record<string, number>): number {
 
 function scopeOf(container: Obj): InstrumentationScope {
   const scope =
-    asObj(field(container, 'scope')) ?? asObj(field(container, 'instrumentationLibrary', 'instrumentation_library'));
+    asObj(field(container, 'scope')) ??
+    asObj(field(container, 'instrumentationLibrary', 'instrumentation_library'));
   return {
     name: typeof scope?.name === 'string' ? cleanString(scope.name) : '',
     version: typeof scope?.version === 'string' ? cleanString(scope.version) : '',
@@ -98,9 +106,11 @@ function str(value: unknown): string {
 
 function decodeSpan(raw: Obj, resource: Attributes, scope: InstrumentationScope): Span | Rejection {
   const traceId = idToHex(field(raw, 'traceId', 'trace_id'), 16);
-  if (checkTraceId(traceId) !== 'ok') return { reason: 'invalid_trace_id', detail: `invalid trace id "${traceId}"` };
+  if (checkTraceId(traceId) !== 'ok')
+    return { reason: 'invalid_trace_id', detail: `invalid trace id "${traceId}"` };
   const spanId = idToHex(field(raw, 'spanId', 'span_id'), 8);
-  if (checkSpanId(spanId) !== 'ok') return { reason: 'invalid_span_id', detail: `invalid span id "${spanId}"` };
+  if (checkSpanId(spanId) !== 'ok')
+    return { reason: 'invalid_span_id', detail: `invalid span id "${spanId}"` };
   const parentRaw = idToHex(field(raw, 'parentSpanId', 'parent_span_id'), 8);
   if (parentRaw !== '' && checkSpanId(parentRaw) !== 'ok') {
     return { reason: 'invalid_parent_span_id', detail: `invalid parent span id "${parentRaw}"` };
@@ -162,7 +172,9 @@ function walkTraces(request: Obj): DecodeResult<Span> {
     const resource = resourceOf(resourceSpans);
     let scopes = asList(field(resourceSpans, 'scopeSpans', 'scope_spans'));
     if (scopes.length === 0) {
-      scopes = asList(field(resourceSpans, 'instrumentationLibrarySpans', 'instrumentation_library_spans'));
+      scopes = asList(
+        field(resourceSpans, 'instrumentationLibrarySpans', 'instrumentation_library_spans'),
+      );
     }
     for (const ss of scopes) {
       const scopeSpans = asObj(ss);
@@ -181,7 +193,11 @@ function walkTraces(request: Obj): DecodeResult<Span> {
   return { ok: true, value: { items, rejected } };
 }
 
-function decodeLog(raw: Obj, resource: Attributes, scope: InstrumentationScope): LogRecord | Rejection {
+function decodeLog(
+  raw: Obj,
+  resource: Attributes,
+  scope: InstrumentationScope,
+): LogRecord | Rejection {
   const traceHex = idToHex(field(raw, 'traceId', 'trace_id'), 16);
   const spanHex = idToHex(field(raw, 'spanId', 'span_id'), 8);
   if (traceHex !== '' && checkTraceId(traceHex) !== 'ok') {
@@ -197,7 +213,8 @@ function decodeLog(raw: Obj, resource: Attributes, scope: InstrumentationScope):
   }
   const attributes = keyValuesToAttributes(raw.attributes);
   const eventAttr = attributes['event.name'];
-  const eventName = str(field(raw, 'eventName', 'event_name')) || (typeof eventAttr === 'string' ? eventAttr : '');
+  const eventName =
+    str(field(raw, 'eventName', 'event_name')) || (typeof eventAttr === 'string' ? eventAttr : '');
   return {
     timeUnixNano: time === '0' ? observed : time,
     observedTimeUnixNano: observed,
@@ -226,7 +243,9 @@ function walkLogs(request: Obj): DecodeResult<LogRecord> {
     const resource = resourceOf(resourceLogs);
     let scopes = asList(field(resourceLogs, 'scopeLogs', 'scope_logs'));
     if (scopes.length === 0) {
-      scopes = asList(field(resourceLogs, 'instrumentationLibraryLogs', 'instrumentation_library_logs'));
+      scopes = asList(
+        field(resourceLogs, 'instrumentationLibraryLogs', 'instrumentation_library_logs'),
+      );
     }
     for (const sl of scopes) {
       const scopeLogs = asObj(sl);
@@ -256,7 +275,9 @@ function parseProtobuf(
   }
 }
 
-function parseJson(body: Uint8Array | string): { ok: true; value: unknown } | { ok: false; reason: string } {
+function parseJson(
+  body: Uint8Array | string,
+): { ok: true; value: unknown } | { ok: false; reason: string } {
   try {
     const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
     return { ok: true, value: JSON.parse(text) };
@@ -268,25 +289,35 @@ function parseJson(body: Uint8Array | string): { ok: true; value: unknown } | { 
 /** Decodes an ExportTraceServiceRequest body. */
 export function decodeTraces(body: Uint8Array | string, encoding: Encoding): DecodeResult<Span> {
   if (encoding === 'protobuf') {
-    const parsed = parseProtobuf(ExportTraceServiceRequest, typeof body === 'string' ? Buffer.from(body) : body);
+    const parsed = parseProtobuf(
+      ExportTraceServiceRequest,
+      typeof body === 'string' ? Buffer.from(body) : body,
+    );
     return parsed.ok ? walkTraces(parsed.value) : parsed;
   }
   const parsed = parseJson(body);
   if (!parsed.ok) return parsed;
   const request = asObj(parsed.value);
-  return request ? walkTraces(request) : { ok: false, reason: 'the request body must be a JSON object' };
+  return request
+    ? walkTraces(request)
+    : { ok: false, reason: 'the request body must be a JSON object' };
 }
 
 /** Decodes an ExportLogsServiceRequest body. */
 export function decodeLogs(body: Uint8Array | string, encoding: Encoding): DecodeResult<LogRecord> {
   if (encoding === 'protobuf') {
-    const parsed = parseProtobuf(ExportLogsServiceRequest, typeof body === 'string' ? Buffer.from(body) : body);
+    const parsed = parseProtobuf(
+      ExportLogsServiceRequest,
+      typeof body === 'string' ? Buffer.from(body) : body,
+    );
     return parsed.ok ? walkLogs(parsed.value) : parsed;
   }
   const parsed = parseJson(body);
   if (!parsed.ok) return parsed;
   const request = asObj(parsed.value);
-  return request ? walkLogs(request) : { ok: false, reason: 'the request body must be a JSON object' };
+  return request
+    ? walkLogs(request)
+    : { ok: false, reason: 'the request body must be a JSON object' };
 }
 
 /**

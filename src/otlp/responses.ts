@@ -13,17 +13,26 @@ export const CONTENT_TYPES: Record<Encoding, string> = {
  * The success body: empty, or with `partialSuccess` when some items were rejected.
  * `rejected` counts spans (traces) or log records (logs).
  */
-export function exportResponse(signal: Signal, encoding: Encoding, rejected: number, message: string): Buffer | string {
+export function exportResponse(
+  signal: Signal,
+  encoding: Encoding,
+  rejected: number,
+  message: string,
+): Buffer | string {
   const countKey = signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords';
   const partialSuccess = rejected > 0 ? { [countKey]: rejected, errorMessage: message } : undefined;
   if (encoding === 'json') {
     // int64 as a decimal string, per the protobuf JSON mapping that OTLP/JSON uses
     return JSON.stringify(
-      partialSuccess ? { partialSuccess: { [countKey]: String(rejected), errorMessage: message } } : {},
+      partialSuccess
+        ? { partialSuccess: { [countKey]: String(rejected), errorMessage: message } }
+        : {},
     );
   }
   const type = signal === 'traces' ? ExportTraceServiceResponse : ExportLogsServiceResponse;
-  return Buffer.from(type.encode(type.fromObject(partialSuccess ? { partialSuccess } : {})).finish());
+  return Buffer.from(
+    type.encode(type.fromObject(partialSuccess ? { partialSuccess } : {})).finish(),
+  );
 }
 
 /** gRPC status codes used in `google.rpc.Status` bodies. */

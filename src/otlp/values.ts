@@ -32,7 +32,9 @@ export function nanosString(value: unknown): string | undefined {
     return Number.isFinite(value) && value >= 0 ? BigInt(Math.trunc(value)).toString() : undefined;
   }
   if (typeof value === 'string') {
-    return /^\d{1,19}$/.test(value) && BigInt(value) < 2n ** 63n ? BigInt(value).toString() : undefined;
+    return /^\d{1,19}$/.test(value) && BigInt(value) < 2n ** 63n
+      ? BigInt(value).toString()
+      : undefined;
   }
   if (typeof value === 'object' && 'toString' in value) {
     // protobufjs Long (fixed64, unsigned)

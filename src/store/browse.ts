@@ -18,7 +18,8 @@ export interface ConversationSummary {
   findings: number;
 }
 
-const nsToIso = (ns: string | null): string | null => (ns === null ? null : new Date(Number(BigInt(ns) / 1_000_000n)).toISOString());
+const nsToIso = (ns: string | null): string | null =>
+  ns === null ? null : new Date(Number(BigInt(ns) / 1_000_000n)).toISOString();
 
 /** Conversations, most recently active first; `cursor` is the previous page's last `lastNs|id`. */
 export async function listConversations(
@@ -36,9 +37,15 @@ export async function listConversations(
       eb.fn.min('start_ns').as('first_ns'),
       eb.fn.max('start_ns').as('last_ns'),
       eb.fn.max('context_tokens').as('max_context'),
-      sql<string[]>`array_agg(DISTINCT coalesce(response_model, request_model)) FILTER (WHERE coalesce(response_model, request_model) IS NOT NULL)`.as('models'),
+      sql<
+        string[]
+      >`array_agg(DISTINCT coalesce(response_model, request_model)) FILTER (WHERE coalesce(response_model, request_model) IS NOT NULL)`.as(
+        'models',
+      ),
       sql<string>`count(DISTINCT stream_key)`.as('streams'),
-      sql<string>`(SELECT count(*) FROM findings f WHERE f.workspace_id = ${workspaceId} AND f.conversation_id = llm_calls.conversation_id)`.as('findings'),
+      sql<string>`(SELECT count(*) FROM findings f WHERE f.workspace_id = ${workspaceId} AND f.conversation_id = llm_calls.conversation_id)`.as(
+        'findings',
+      ),
     ])
     .orderBy('last_ns', 'desc')
     .orderBy('conversation_id', 'desc')
@@ -66,7 +73,10 @@ export async function listConversations(
       streams: Number(row.streams),
       findings: Number(row.findings),
     })),
-    next: rows.length > options.limit && last ? `${String(last.last_ns)}|${last.conversation_id}` : null,
+    next:
+      rows.length > options.limit && last
+        ? `${String(last.last_ns)}|${last.conversation_id}`
+        : null,
   };
 }
 
@@ -109,7 +119,11 @@ export async function getConversation(
 }
 
 /** Every call and compaction of a run (a trace id, or a Claude Code session). */
-export async function getRun(db: Db, workspaceId: string, runId: string): Promise<CallsAndCompactions | undefined> {
+export async function getRun(
+  db: Db,
+  workspaceId: string,
+  runId: string,
+): Promise<CallsAndCompactions | undefined> {
   const calls = await db
     .selectFrom('llm_calls')
     .selectAll()
@@ -142,7 +156,10 @@ export interface Coverage {
   calls: number;
   conversations: number;
   compactions: number;
-  detectors: Record<'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off', DetectorCoverage>;
+  detectors: Record<
+    'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off',
+    DetectorCoverage
+  >;
 }
 
 /**
@@ -156,8 +173,12 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
     .select([
       sql<string>`count(*)`.as('calls'),
       sql<string>`count(DISTINCT conversation_id)`.as('conversations'),
-      sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`.as('full'),
-      sql<string>`count(*) FILTER (WHERE parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`.as('tools'),
+      sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`.as(
+        'full',
+      ),
+      sql<string>`count(*) FILTER (WHERE parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`.as(
+        'tools',
+      ),
       sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`.as('tokens'),
       sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`.as('finish'),
     ])
@@ -179,7 +200,10 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
     compactions: Number(compactions.n),
     detectors: {
       context_too_full: entry(row.full, 'token counts and a known context window'),
-      tool_takeover: entry(row.tools, 'sizes of tool results in the input (message content or tool spans)'),
+      tool_takeover: entry(
+        row.tools,
+        'sizes of tool results in the input (message content or tool spans)',
+      ),
       history_lost: entry(
         row.tokens,
         'token counts on consecutive calls; compaction markers tell compacted from lost (see compactions)',

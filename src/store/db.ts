@@ -43,13 +43,20 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       connectionTimeoutMillis: 5_000,
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-          oid === INT8_OID ? readInt8AsString : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+          oid === INT8_OID
+            ? readInt8AsString
+            : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     });
     // An idle client that loses its server emits 'error' on the pool; without a listener that crashes the process.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', location: redactUrl(options.databaseUrl), close: () => db.destroy() };
+    return {
+      db,
+      kind: 'postgres',
+      location: redactUrl(options.databaseUrl),
+      close: () => db.destroy(),
+    };
   }
   const inMemory = options.dataDir.startsWith('memory://');
   if (!inMemory && !options.pglite) mkdirSync(options.dataDir, { recursive: true });

@@ -73,7 +73,11 @@ const SPAN_COLUMNS: Columns = [
   ['role', 'text'],
 ];
 
-export async function insertSpans(db: Db, workspaceId: string, spans: readonly StoredSpan[]): Promise<void> {
+export async function insertSpans(
+  db: Db,
+  workspaceId: string,
+  spans: readonly StoredSpan[],
+): Promise<void> {
   for (const chunk of chunks(spans)) {
     await insertRecordset(
       db,
@@ -107,13 +111,25 @@ export async function insertSpans(db: Db, workspaceId: string, spans: readonly S
 export function logDedupeKey(log: LogRecord): string {
   return createHash('sha256')
     .update(
-      JSON.stringify([log.timeUnixNano, log.eventName, log.traceId, log.spanId, log.attributes, log.body, log.resource]),
+      JSON.stringify([
+        log.timeUnixNano,
+        log.eventName,
+        log.traceId,
+        log.spanId,
+        log.attributes,
+        log.body,
+        log.resource,
+      ]),
     )
     .digest('base64url')
     .slice(0, 32);
 }
 
-export async function insertLogRecords(db: Db, workspaceId: string, logs: readonly LogRecord[]): Promise<void> {
+export async function insertLogRecords(
+  db: Db,
+  workspaceId: string,
+  logs: readonly LogRecord[],
+): Promise<void> {
   for (const chunk of chunks(logs)) {
     await db
       .insertInto('log_records')
@@ -246,7 +262,13 @@ export async function insertCalls(db: Db, calls: readonly LlmCall[]): Promise<vo
     keptLogCalls = fromLogs.filter((call) => !call.requestId || !taken.has(call.requestId));
   }
   for (const chunk of chunks([...fromSpans, ...keptLogCalls])) {
-    await insertRecordset(db, 'llm_calls', CALL_COLUMNS, chunk.map(callRow), 'workspace_id, trace_id, span_id');
+    await insertRecordset(
+      db,
+      'llm_calls',
+      CALL_COLUMNS,
+      chunk.map(callRow),
+      'workspace_id, trace_id, span_id',
+    );
   }
 }
 
@@ -324,7 +346,11 @@ export async function markSideCalls(
  * Marks every conversation that received calls or compactions as dirty, remembering the
  * earliest start among the new items so the evaluator can tell late arrivals.
  */
-export async function markConversationsDirty(db: Db, workspaceId: string, normalized: Normalized): Promise<void> {
+export async function markConversationsDirty(
+  db: Db,
+  workspaceId: string,
+  normalized: Normalized,
+): Promise<void> {
   const earliest = new Map<string, { ns: bigint; calls: number }>();
   const touch = (conversationId: string, ns: string, isCall: boolean) => {
     const value = BigInt(ns);
@@ -336,7 +362,8 @@ export async function markConversationsDirty(db: Db, workspaceId: string, normal
     }
   };
   for (const call of normalized.calls) touch(call.conversationId, call.startNs, true);
-  for (const compaction of normalized.compactions) touch(compaction.conversationId, compaction.atNs, false);
+  for (const compaction of normalized.compactions)
+    touch(compaction.conversationId, compaction.atNs, false);
   if (earliest.size === 0) return;
   // Sorted, so concurrent batches lock conversation rows in the same order (no deadlocks).
   const rows = [...earliest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

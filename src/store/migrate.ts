@@ -41,10 +41,12 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<Mi
     version integer PRIMARY KEY,
     name text NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now()
-  )`.execute(db).catch(async (error: unknown) => {
-    // Two processes racing on CREATE TABLE IF NOT EXISTS can collide on the type's unique index.
-    if (!(await schemaMigrationsExists(db))) throw error;
-  });
+  )`
+    .execute(db)
+    .catch(async (error: unknown) => {
+      // Two processes racing on CREATE TABLE IF NOT EXISTS can collide on the type's unique index.
+      if (!(await schemaMigrationsExists(db))) throw error;
+    });
   const applied: string[] = [];
   for (const migration of migrations) {
     const done = await db.transaction().execute(async (trx) => {
@@ -56,7 +58,10 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<Mi
         .executeTakeFirst();
       if (existing) return false;
       await sql.raw(migration.sql).execute(trx);
-      await trx.insertInto('schema_migrations').values({ version: migration.version, name: migration.name }).execute();
+      await trx
+        .insertInto('schema_migrations')
+        .values({ version: migration.version, name: migration.name })
+        .execute();
       return true;
     });
     if (done) applied.push(migration.name);
@@ -75,6 +80,8 @@ export async function currentVersion(db: Db): Promise<number> {
 }
 
 async function schemaMigrationsExists(db: Db): Promise<boolean> {
-  const result = await sql<{ exists: boolean }>`SELECT to_regclass('schema_migrations') IS NOT NULL AS exists`.execute(db);
+  const result = await sql<{
+    exists: boolean;
+  }>`SELECT to_regclass('schema_migrations') IS NOT NULL AS exists`.execute(db);
   return result.rows[0]?.exists === true;
 }

@@ -144,8 +144,16 @@ export interface ConversationsTable {
   first_seen_at: Timestamp;
   last_ingest_at: Timestamp;
   dirty: ColumnType<boolean, boolean | undefined, boolean>;
-  pending_from_ns: ColumnType<string | null, string | number | bigint | null, string | number | bigint | null>;
-  evaluated_ns: ColumnType<string | null, string | number | bigint | null, string | number | bigint | null>;
+  pending_from_ns: ColumnType<
+    string | null,
+    string | number | bigint | null,
+    string | number | bigint | null
+  >;
+  evaluated_ns: ColumnType<
+    string | null,
+    string | number | bigint | null,
+    string | number | bigint | null
+  >;
   evaluated_span_id: string | null;
   state: ColumnType<Json, string | null | undefined, string | null>;
   call_count: ColumnType<number, number | undefined, number>;
@@ -220,7 +228,11 @@ export interface DeliveriesTable {
   finding_id: Int8;
   channel_id: Int8;
   event: string;
-  status: ColumnType<'pending' | 'delivered' | 'failed' | 'dead', 'pending' | 'delivered' | 'failed' | 'dead' | undefined, 'pending' | 'delivered' | 'failed' | 'dead'>;
+  status: ColumnType<
+    'pending' | 'delivered' | 'failed' | 'dead',
+    'pending' | 'delivered' | 'failed' | 'dead' | undefined,
+    'pending' | 'delivered' | 'failed' | 'dead'
+  >;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: Timestamp;
   last_error: string | null;

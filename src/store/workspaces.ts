@@ -24,18 +24,30 @@ export async function ensureWorkspace(db: Db, workspaceId: string): Promise<void
 }
 
 /** Creates a token and returns it; only its hash is stored. */
-export async function createToken(db: Db, workspaceId: string, scope: Scope): Promise<{ token: string; id: string }> {
+export async function createToken(
+  db: Db,
+  workspaceId: string,
+  scope: Scope,
+): Promise<{ token: string; id: string }> {
   await ensureWorkspace(db, workspaceId);
   const token = `${TOKEN_PREFIX}${scope}_${randomBytes(24).toString('base64url')}`;
   const row = await db
     .insertInto('api_tokens')
-    .values({ workspace_id: workspaceId, scope, token_hash: hashToken(token), prefix: token.slice(0, 12) })
+    .values({
+      workspace_id: workspaceId,
+      scope,
+      token_hash: hashToken(token),
+      prefix: token.slice(0, 12),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return { token, id: row.id };
 }
 
-export async function findToken(db: Db, token: string): Promise<{ workspaceId: string; scope: Scope } | undefined> {
+export async function findToken(
+  db: Db,
+  token: string,
+): Promise<{ workspaceId: string; scope: Scope } | undefined> {
   const row = await db
     .selectFrom('api_tokens')
     .select(['workspace_id', 'scope'])
@@ -46,17 +58,27 @@ export async function findToken(db: Db, token: string): Promise<{ workspaceId: s
 }
 
 export async function anyTokenExists(db: Db): Promise<boolean> {
-  const row = await db.selectFrom('api_tokens').select('id').where('revoked_at', 'is', null).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('api_tokens')
+    .select('id')
+    .where('revoked_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
-export async function getWorkspaceSettings(db: Db, workspaceId: string): Promise<WorkspaceSettings> {
+export async function getWorkspaceSettings(
+  db: Db,
+  workspaceId: string,
+): Promise<WorkspaceSettings> {
   const row = await db
     .selectFrom('workspaces')
     .leftJoin('alert_settings', 'alert_settings.workspace_id', 'workspaces.id')
     .select(['workspaces.capture_content', 'alert_settings.window_overrides'])
     .where('workspaces.id', '=', workspaceId)
     .executeTakeFirst();
-  const overrides = Array.isArray(row?.window_overrides) ? (row.window_overrides as WorkspaceSettings['windowOverrides']) : [];
+  const overrides = Array.isArray(row?.window_overrides)
+    ? (row.window_overrides as WorkspaceSettings['windowOverrides'])
+    : [];
   return { captureContent: row?.capture_content ?? true, windowOverrides: overrides };
 }

@@ -30,7 +30,10 @@ async function countSpans(traceIds: string[]): Promise<number> {
     const client = new pg.Client({ connectionString: env.DATABASE_URL });
     await client.connect();
     try {
-      const result = await client.query('SELECT count(*)::int AS n FROM spans WHERE trace_id = ANY($1)', [traceIds]);
+      const result = await client.query(
+        'SELECT count(*)::int AS n FROM spans WHERE trace_id = ANY($1)',
+        [traceIds],
+      );
       return result.rows[0].n as number;
     } finally {
       await client.end();
@@ -39,7 +42,11 @@ async function countSpans(traceIds: string[]): Promise<number> {
   const { openStore } = await import('../../src/store/db.ts');
   const store = await openStore({ dataDir });
   try {
-    const rows = await store.db.selectFrom('spans').select('trace_id').where('trace_id', 'in', traceIds).execute();
+    const rows = await store.db
+      .selectFrom('spans')
+      .select('trace_id')
+      .where('trace_id', 'in', traceIds)
+      .execute();
     return rows.length;
   } finally {
     await store.close();
@@ -86,7 +93,9 @@ describe('durability', () => {
   it('on SIGTERM finishes in-flight requests, then exits 0', async () => {
     const server = await startChildServer(env);
     const traceId = hex(16);
-    const body = JSON.stringify(jsonRequest(Array.from({ length: 500 }, () => jsonSpan({ traceId }))));
+    const body = JSON.stringify(
+      jsonRequest(Array.from({ length: 500 }, () => jsonSpan({ traceId }))),
+    );
     const inFlight = fetch(`${server.url}/v1/traces`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -45,7 +45,10 @@ interface FindingJson {
 async function waitForFindings(conversationId: string, count: number): Promise<FindingJson[]> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const page = await api<{ items: FindingJson[] }>('GET', `/api/findings?conversationId=${conversationId}`);
+    const page = await api<{ items: FindingJson[] }>(
+      'GET',
+      `/api/findings?conversationId=${conversationId}`,
+    );
     if (page.items.length >= count || Date.now() > deadline) return page.items;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -59,13 +62,18 @@ describe('OTLP in, findings out', () => {
       config: { url: `${receiver.url}/hook` },
     });
     expect(channel.secret).toMatch(/^whsec_/);
-    await api('PUT', '/api/alerts/context-rot', { channels: [{ id: channel.id, minSeverity: 'warning' }] });
+    await api('PUT', '/api/alerts/context-rot', {
+      channels: [{ id: channel.id, minSeverity: 'warning' }],
+    });
 
     const provider = tracerProvider({ url: server.url, protocol: 'protobuf' });
     const tracer = provider.getTracer('e2e');
     const conversationId = 'e2e-conversation';
     const root = tracer.startSpan('invoke_agent coder', {
-      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': conversationId },
+      attributes: {
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.conversation.id': conversationId,
+      },
     });
     const parent = trace.setSpan(context.active(), root);
     // gpt-4o has a 128k window: 40k, 80k, then 110k tokens (86%: critical), the last one cut off.
@@ -110,14 +118,20 @@ describe('OTLP in, findings out', () => {
         'webhook-signature': String(request.headers['webhook-signature']),
       }),
     ) as Array<{ type: string; data: { detector: string; conversationId: string; url: string } }>;
-    expect(delivered.map((payload) => payload.data.detector).sort()).toEqual(['context_too_full', 'output_cut_off']);
+    expect(delivered.map((payload) => payload.data.detector).sort()).toEqual([
+      'context_too_full',
+      'output_cut_off',
+    ]);
     for (const payload of delivered) {
       expect(payload.type).toMatch(/^finding\./);
       expect(payload.data.conversationId).toBe(conversationId);
       expect(payload.data.url).toMatch(/\/#\/findings\/\d+$/);
     }
 
-    const coverage = await api<{ calls: number; detectors: Record<string, { share: number }> }>('GET', '/api/coverage');
+    const coverage = await api<{ calls: number; detectors: Record<string, { share: number }> }>(
+      'GET',
+      '/api/coverage',
+    );
     expect(coverage.calls).toBe(3);
     expect(coverage.detectors.context_too_full!.share).toBe(1);
     expect(coverage.detectors.output_cut_off!.share).toBe(1);

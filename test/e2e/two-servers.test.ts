@@ -42,7 +42,11 @@ describe.skipIf(!usingPostgres)('two serve processes on one database', () => {
       await fetch(`${a.url}/api/channels`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'webhook', name: 'hook', config: { url: `${receiver.url}/hook` } }),
+        body: JSON.stringify({
+          type: 'webhook',
+          name: 'hook',
+          config: { url: `${receiver.url}/hook` },
+        }),
       })
     ).json()) as { id: string };
     const put = await fetch(`${b.url}/api/alerts/context-rot`, {
@@ -100,7 +104,9 @@ describe.skipIf(!usingPostgres)('two serve processes on one database', () => {
     try {
       let rows: Array<{ detector: string; n: number }> = [];
       for (let i = 0; i < 200; i++) {
-        rows = (await client.query('SELECT detector, count(*)::int AS n FROM findings GROUP BY detector')).rows;
+        rows = (
+          await client.query('SELECT detector, count(*)::int AS n FROM findings GROUP BY detector')
+        ).rows;
         if (rows.reduce((sum, row) => sum + row.n, 0) >= total) break;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }

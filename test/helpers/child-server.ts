@@ -12,13 +12,17 @@ export interface ChildServer {
   exited: Promise<number | string>;
 }
 
-export async function startChildServer(env: Record<string, string | undefined>): Promise<ChildServer> {
+export async function startChildServer(
+  env: Record<string, string | undefined>,
+): Promise<ChildServer> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'warn'], {
     env: { ...process.env, DATABASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
@@ -27,8 +31,13 @@ export async function startChildServer(env: Record<string, string | undefined>):
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    void exited.then((code) => reject(new Error(`rotscope exited (${code}) before listening:\n${output}`)));
-    setTimeout(() => reject(new Error(`rotscope did not start in 90 s:\n${output}`)), 90_000).unref();
+    void exited.then((code) =>
+      reject(new Error(`rotscope exited (${code}) before listening:\n${output}`)),
+    );
+    setTimeout(
+      () => reject(new Error(`rotscope did not start in 90 s:\n${output}`)),
+      90_000,
+    ).unref();
   });
   return { url, process: child, output: () => output, exited };
 }

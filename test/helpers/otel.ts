@@ -14,7 +14,10 @@ export function tracerProvider(options: {
     url: `${options.url}/v1/traces`,
     headers: options.token ? { Authorization: `Bearer ${options.token}` } : {},
   };
-  const exporter = options.protocol === 'protobuf' ? new ProtoExporter(exporterOptions) : new JsonExporter(exporterOptions);
+  const exporter =
+    options.protocol === 'protobuf'
+      ? new ProtoExporter(exporterOptions)
+      : new JsonExporter(exporterOptions);
   return new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName ?? 'rotscope-test' }),
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 50 })],

@@ -1,6 +1,10 @@
 /** Hand-built OTLP request bodies for receiver tests (valid, and deliberately broken). */
 import { randomBytes } from 'node:crypto';
-import { ExportTraceServiceRequest, ExportTraceServiceResponse, RpcStatus } from '../../src/otlp/proto.ts';
+import {
+  ExportTraceServiceRequest,
+  ExportTraceServiceResponse,
+  RpcStatus,
+} from '../../src/otlp/proto.ts';
 
 export const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
@@ -43,7 +47,11 @@ export function jsonSpan(options: JsonSpanOptions = {}) {
 }
 
 export function jsonRequest(spans: unknown[]) {
-  return { resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'test' }, spans }] }] };
+  return {
+    resourceSpans: [
+      { resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'test' }, spans }] },
+    ],
+  };
 }
 
 /** The same request as protobuf bytes (ids converted from hex). */
@@ -72,10 +80,9 @@ export function decodeStatus(body: Uint8Array): { code: number; message: string 
 }
 
 export function decodeExportResponse(body: Uint8Array): Record<string, unknown> {
-  return ExportTraceServiceResponse.toObject(ExportTraceServiceResponse.decode(body), { longs: Number }) as Record<
-    string,
-    unknown
-  >;
+  return ExportTraceServiceResponse.toObject(ExportTraceServiceResponse.decode(body), {
+    longs: Number,
+  }) as Record<string, unknown>;
 }
 
 export async function post(
@@ -84,5 +91,9 @@ export async function post(
   headers: Record<string, string>,
 ): Promise<{ status: number; headers: Headers; body: Buffer }> {
   const response = await fetch(url, { method: 'POST', body, headers });
-  return { status: response.status, headers: response.headers, body: Buffer.from(await response.arrayBuffer()) };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: Buffer.from(await response.arrayBuffer()),
+  };
 }

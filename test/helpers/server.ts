@@ -23,7 +23,10 @@ export async function startTestServer(
   const config = defaultConfig({ evaluatorQuietMs: 100, evaluatorPollMs: 50, ...options.config });
   const app = await buildApp({ store, config });
   const log = pino({ level: 'silent' });
-  const loops: Loop = options.loops === false ? { stop: async () => {} } : await startBackgroundLoops({ store, config, log });
+  const loops: Loop =
+    options.loops === false
+      ? { stop: async () => {} }
+      : await startBackgroundLoops({ store, config, log });
   const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url: address,

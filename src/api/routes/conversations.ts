@@ -28,7 +28,10 @@ export const conversationsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
       },
     },
     async (request) =>
-      listConversations(db, request.workspaceId, { limit: request.query.limit ?? 50, cursor: request.query.cursor }),
+      listConversations(db, request.workspaceId, {
+        limit: request.query.limit ?? 50,
+        cursor: request.query.cursor,
+      }),
   );
 
   app.get<{ Params: { id: string } }>(
@@ -36,7 +39,10 @@ export const conversationsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
     { config: { scope: 'read' }, schema: { params: idParams } },
     async (request, reply) => {
       const found = await getConversation(db, request.workspaceId, request.params.id);
-      if (!found) return reply.code(404).send({ error: 'not_found', message: `no conversation "${request.params.id}"` });
+      if (!found)
+        return reply
+          .code(404)
+          .send({ error: 'not_found', message: `no conversation "${request.params.id}"` });
       return { id: request.params.id, ...found };
     },
   );
@@ -46,10 +52,15 @@ export const conversationsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
     { config: { scope: 'read' }, schema: { params: idParams } },
     async (request, reply) => {
       const found = await getRun(db, request.workspaceId, request.params.id);
-      if (!found) return reply.code(404).send({ error: 'not_found', message: `no run "${request.params.id}"` });
+      if (!found)
+        return reply
+          .code(404)
+          .send({ error: 'not_found', message: `no run "${request.params.id}"` });
       return { id: request.params.id, ...found };
     },
   );
 
-  app.get('/api/coverage', { config: { scope: 'read' } }, async (request) => getCoverage(db, request.workspaceId));
+  app.get('/api/coverage', { config: { scope: 'read' } }, async (request) =>
+    getCoverage(db, request.workspaceId),
+  );
 };

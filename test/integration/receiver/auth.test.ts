@@ -2,7 +2,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToken } from '../../../src/store/workspaces.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { decodeStatus, hex, jsonRequest, jsonSpan, post, protobufRequest } from '../../helpers/otlp-bodies.ts';
+import {
+  decodeStatus,
+  hex,
+  jsonRequest,
+  jsonSpan,
+  post,
+  protobufRequest,
+} from '../../helpers/otlp-bodies.ts';
 
 let server: TestServer;
 let ingestA: string;
@@ -29,14 +36,23 @@ describe('auth', () => {
       'content-type': 'application/x-protobuf',
     });
     expect(response.status).toBe(401);
-    expect(decodeStatus(response.body)).toMatchObject({ code: 16, message: 'missing bearer token' });
+    expect(decodeStatus(response.body)).toMatchObject({
+      code: 16,
+      message: 'missing bearer token',
+    });
   });
 
   it('refuses an unknown token and a malformed header', async () => {
     const body = JSON.stringify(jsonRequest([jsonSpan()]));
-    const wrong = await post(`${server.url}/v1/traces`, body, { 'content-type': 'application/json', ...bearer('rs_nope') });
+    const wrong = await post(`${server.url}/v1/traces`, body, {
+      'content-type': 'application/json',
+      ...bearer('rs_nope'),
+    });
     expect(wrong.status).toBe(401);
-    expect(JSON.parse(wrong.body.toString())).toEqual({ code: 16, message: 'unknown or revoked token' });
+    expect(JSON.parse(wrong.body.toString())).toEqual({
+      code: 16,
+      message: 'unknown or revoked token',
+    });
     const basic = await post(`${server.url}/v1/traces`, body, {
       'content-type': 'application/json',
       authorization: 'Basic dXNlcjpwYXNz',
@@ -46,10 +62,17 @@ describe('auth', () => {
 
   it('refuses a read token on the ingest route and an ingest token on the API (403)', async () => {
     const body = JSON.stringify(jsonRequest([jsonSpan()]));
-    const readOnIngest = await post(`${server.url}/v1/traces`, body, { 'content-type': 'application/json', ...bearer(readA) });
+    const readOnIngest = await post(`${server.url}/v1/traces`, body, {
+      'content-type': 'application/json',
+      ...bearer(readA),
+    });
     expect(readOnIngest.status).toBe(403);
-    expect(JSON.parse(readOnIngest.body.toString()).message).toBe('this token has scope "read"; this route needs "ingest"');
-    const ingestOnApi = await fetch(`${server.url}/api/conversations`, { headers: bearer(ingestA) });
+    expect(JSON.parse(readOnIngest.body.toString()).message).toBe(
+      'this token has scope "read"; this route needs "ingest"',
+    );
+    const ingestOnApi = await fetch(`${server.url}/api/conversations`, {
+      headers: bearer(ingestA),
+    });
     expect(ingestOnApi.status).toBe(403);
   });
 
@@ -74,19 +97,29 @@ describe('auth', () => {
       { 'content-type': 'application/json', ...bearer(ingestA) },
     );
     expect(response.status).toBe(200);
-    const rows = await server.store.db.selectFrom('spans').select('workspace_id').where('trace_id', '=', traceId).execute();
+    const rows = await server.store.db
+      .selectFrom('spans')
+      .select('workspace_id')
+      .where('trace_id', '=', traceId)
+      .execute();
     expect(rows).toEqual([{ workspace_id: 'team-a' }]);
 
-    const asA = (await (await fetch(`${server.url}/api/conversations`, { headers: bearer(readA) })).json()) as {
+    const asA = (await (
+      await fetch(`${server.url}/api/conversations`, { headers: bearer(readA) })
+    ).json()) as {
       items: Array<{ id: string }>;
     };
     expect(asA.items.map((c) => c.id)).toContain('secret-conv');
     for (const token of [readB, adminB]) {
-      const asB = (await (await fetch(`${server.url}/api/conversations`, { headers: bearer(token) })).json()) as {
+      const asB = (await (
+        await fetch(`${server.url}/api/conversations`, { headers: bearer(token) })
+      ).json()) as {
         items: unknown[];
       };
       expect(asB.items).toEqual([]);
-      const one = await fetch(`${server.url}/api/conversations/secret-conv`, { headers: bearer(token) });
+      const one = await fetch(`${server.url}/api/conversations/secret-conv`, {
+        headers: bearer(token),
+      });
       expect(one.status).toBe(404);
     }
   });

@@ -27,7 +27,11 @@ afterAll(async () => {
 });
 
 async function spanCount(traceId: string): Promise<number> {
-  const rows = await server.store.db.selectFrom('spans').select('span_id').where('trace_id', '=', traceId).execute();
+  const rows = await server.store.db
+    .selectFrom('spans')
+    .select('span_id')
+    .where('trace_id', '=', traceId)
+    .execute();
   return rows.length;
 }
 
@@ -35,7 +39,11 @@ describe('the OTLP receiver', () => {
   it('answers 400 with a google.rpc.Status for truncated protobuf, and stores nothing', async () => {
     const traceId = hex(16);
     const body = protobufRequest([jsonSpan({ traceId }), jsonSpan({ traceId })]);
-    const response = await post(`${server.url}/v1/traces`, body.subarray(0, body.length - 7), PROTO);
+    const response = await post(
+      `${server.url}/v1/traces`,
+      body.subarray(0, body.length - 7),
+      PROTO,
+    );
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toContain('application/x-protobuf');
     const status = decodeStatus(response.body);
@@ -45,11 +53,18 @@ describe('the OTLP receiver', () => {
   });
 
   it('answers 400 for random bytes and for invalid JSON, with a JSON Status for JSON', async () => {
-    const random = await post(`${server.url}/v1/traces`, Buffer.from([0xff, 0xff, 0xff, 0x0f, 0x01, 0x02]), PROTO);
+    const random = await post(
+      `${server.url}/v1/traces`,
+      Buffer.from([0xff, 0xff, 0xff, 0x0f, 0x01, 0x02]),
+      PROTO,
+    );
     expect(random.status).toBe(400);
     const json = await post(`${server.url}/v1/traces`, '{"resourceSpans": [', JSON_TYPE);
     expect(json.status).toBe(400);
-    expect(JSON.parse(json.body.toString())).toMatchObject({ code: 3, message: expect.stringMatching(/^invalid JSON/) });
+    expect(JSON.parse(json.body.toString())).toMatchObject({
+      code: 3,
+      message: expect.stringMatching(/^invalid JSON/),
+    });
     const notArray = await post(`${server.url}/v1/traces`, '{"resourceSpans": 5}', JSON_TYPE);
     expect(notArray.status).toBe(400);
     expect(JSON.parse(notArray.body.toString()).message).toBe('resourceSpans must be an array');
@@ -63,32 +78,48 @@ describe('the OTLP receiver', () => {
       const bad = jsonSpan({ traceId, spanId: 'abcd' }); // 2 bytes, not 8
       const response =
         encoding === 'json'
-          ? await post(`${server.url}/v1/traces`, JSON.stringify(jsonRequest([good[0], bad, good[1], good[2]])), JSON_TYPE)
-          : await post(`${server.url}/v1/traces`, protobufRequest([good[0]!, bad, good[1]!, good[2]!]), PROTO);
+          ? await post(
+              `${server.url}/v1/traces`,
+              JSON.stringify(jsonRequest([good[0], bad, good[1], good[2]])),
+              JSON_TYPE,
+            )
+          : await post(
+              `${server.url}/v1/traces`,
+              protobufRequest([good[0]!, bad, good[1]!, good[2]!]),
+              PROTO,
+            );
       expect(response.status).toBe(200);
       const body =
-        encoding === 'json' ? JSON.parse(response.body.toString()) : decodeExportResponse(response.body);
+        encoding === 'json'
+          ? JSON.parse(response.body.toString())
+          : decodeExportResponse(response.body);
       expect(body.partialSuccess).toMatchObject({
         rejectedSpans: encoding === 'json' ? '1' : 1,
         errorMessage: expect.stringContaining('1 invalid_span_id'),
       });
       expect(await spanCount(traceId)).toBe(3);
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
-      expect(metrics).toMatch(/rotscope_ingest_rejected_total\{signal="spans",reason="invalid_span_id"\} [1-9]/);
+      expect(metrics).toMatch(
+        /rotscope_ingest_rejected_total\{signal="spans",reason="invalid_span_id"\} [1-9]/,
+      );
     },
   );
 
   it('creates no duplicates when the same batch is sent again', async () => {
     const traceId = hex(16);
     const body = JSON.stringify(jsonRequest([jsonSpan({ traceId }), jsonSpan({ traceId })]));
-    for (let i = 0; i < 3; i++) expect((await post(`${server.url}/v1/traces`, body, JSON_TYPE)).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await post(`${server.url}/v1/traces`, body, JSON_TYPE)).status).toBe(200);
     expect(await spanCount(traceId)).toBe(2);
   });
 
   it('accepts gzip bodies', async () => {
     const traceId = hex(16);
     const body = gzipSync(protobufRequest([jsonSpan({ traceId })]));
-    const response = await post(`${server.url}/v1/traces`, body, { ...PROTO, 'content-encoding': 'gzip' });
+    const response = await post(`${server.url}/v1/traces`, body, {
+      ...PROTO,
+      'content-encoding': 'gzip',
+    });
     expect(response.status).toBe(200);
     expect(await spanCount(traceId)).toBe(1);
   });
@@ -96,8 +127,13 @@ describe('the OTLP receiver', () => {
   it('answers 415 for other content types and encodings', async () => {
     const text = await post(`${server.url}/v1/traces`, 'hello', { 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
-    expect(JSON.parse(text.body.toString()).message).toContain('unsupported Content-Type "text/plain"');
-    const br = await post(`${server.url}/v1/traces`, '{}', { ...JSON_TYPE, 'content-encoding': 'br' });
+    expect(JSON.parse(text.body.toString()).message).toContain(
+      'unsupported Content-Type "text/plain"',
+    );
+    const br = await post(`${server.url}/v1/traces`, '{}', {
+      ...JSON_TYPE,
+      'content-encoding': 'br',
+    });
     expect(br.status).toBe(415);
   });
 
@@ -110,7 +146,10 @@ describe('the OTLP receiver', () => {
     const bomb = gzipSync(Buffer.alloc(200 * 1024 * 1024), { level: 9 });
     expect(bomb.length).toBeLessThan(256 * 1024);
     const before = process.memoryUsage().rss;
-    const response = await post(`${server.url}/v1/traces`, bomb, { ...PROTO, 'content-encoding': 'gzip' });
+    const response = await post(`${server.url}/v1/traces`, bomb, {
+      ...PROTO,
+      'content-encoding': 'gzip',
+    });
     expect(response.status).toBe(413);
     expect(decodeStatus(response.body).message).toContain('decompressed body over');
     expect(process.memoryUsage().rss - before).toBeLessThan(100 * 1024 * 1024);
@@ -120,7 +159,10 @@ describe('the OTLP receiver', () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ready', schemaVersion: expect.any(Number) });
+    expect(await ready.json()).toMatchObject({
+      status: 'ready',
+      schemaVersion: expect.any(Number),
+    });
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toContain('rotscope_ingest_received_total');
     expect(metrics).toContain('rotscope_http_request_duration_seconds_bucket');

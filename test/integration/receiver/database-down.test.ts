@@ -61,7 +61,11 @@ describe.skipIf(!usingPostgres)('when the database is unreachable', () => {
     }
     expect(status).toBe(200);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
-    const rows = await store.db.selectFrom('spans').select('trace_id').where('trace_id', 'in', [before, after]).execute();
+    const rows = await store.db
+      .selectFrom('spans')
+      .select('trace_id')
+      .where('trace_id', 'in', [before, after])
+      .execute();
     expect(rows).toHaveLength(2);
   });
 });

@@ -32,7 +32,13 @@ describe.each(['protobuf', 'json'] as const)('the real %s exporter', (protocol) 
         span.addEvent('gen_ai.request.attempt', { attempt: 1, 'retry.reason': 'none' });
         span.end();
       }
-      tracer.startSpan('GET /health', { kind: SpanKind.SERVER, attributes: { 'http.request.method': 'GET' } }, parent).end();
+      tracer
+        .startSpan(
+          'GET /health',
+          { kind: SpanKind.SERVER, attributes: { 'http.request.method': 'GET' } },
+          parent,
+        )
+        .end();
       root.end();
     }
     await provider.forceFlush();
@@ -64,7 +70,10 @@ describe.each(['protobuf', 'json'] as const)('the real %s exporter', (protocol) 
       'gen_ai.response.finish_reasons': ['tool_call'],
     });
     expect(chat.events).toEqual([
-      expect.objectContaining({ name: 'gen_ai.request.attempt', attributes: { attempt: 1, 'retry.reason': 'none' } }),
+      expect.objectContaining({
+        name: 'gen_ai.request.attempt',
+        attributes: { attempt: 1, 'retry.reason': 'none' },
+      }),
     ]);
     expect(BigInt(chat.end_ns)).toBeGreaterThanOrEqual(BigInt(chat.start_ns));
     expect(BigInt(chat.start_ns)).toBeGreaterThan(1_700_000_000_000_000_000n);

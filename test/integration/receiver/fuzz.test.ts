@@ -17,16 +17,20 @@ const validJson = Buffer.from(JSON.stringify(jsonRequest([jsonSpan()])));
 
 const bodies = fc.oneof(
   fc.uint8Array({ maxLength: 1024 }),
-  fc.tuple(fc.nat({ max: validProto.length - 1 }), fc.integer({ min: 1, max: 255 })).map(([at, xor]) => {
-    const copy = Buffer.from(validProto);
-    copy[at] = copy[at]! ^ xor;
-    return new Uint8Array(copy);
-  }),
-  fc.tuple(fc.nat({ max: validJson.length - 1 }), fc.integer({ min: 1, max: 255 })).map(([at, xor]) => {
-    const copy = Buffer.from(validJson);
-    copy[at] = copy[at]! ^ xor;
-    return new Uint8Array(copy);
-  }),
+  fc
+    .tuple(fc.nat({ max: validProto.length - 1 }), fc.integer({ min: 1, max: 255 }))
+    .map(([at, xor]) => {
+      const copy = Buffer.from(validProto);
+      copy[at] = copy[at]! ^ xor;
+      return new Uint8Array(copy);
+    }),
+  fc
+    .tuple(fc.nat({ max: validJson.length - 1 }), fc.integer({ min: 1, max: 255 }))
+    .map(([at, xor]) => {
+      const copy = Buffer.from(validJson);
+      copy[at] = copy[at]! ^ xor;
+      return new Uint8Array(copy);
+    }),
 );
 
 describe('the /v1/traces and /v1/logs handlers', () => {
@@ -34,7 +38,11 @@ describe('the /v1/traces and /v1/logs handlers', () => {
     await fc.assert(
       fc.asyncProperty(
         bodies,
-        fc.constantFrom('application/x-protobuf', 'application/json', 'application/json; charset=utf-8'),
+        fc.constantFrom(
+          'application/x-protobuf',
+          'application/json',
+          'application/json; charset=utf-8',
+        ),
         fc.constantFrom('/v1/traces', '/v1/logs'),
         async (body, contentType, path) => {
           const response = await server.app.app.inject({

@@ -70,10 +70,16 @@ describe('decodeTraces / decodeLogs', () => {
     );
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
-        const text = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [value] }] }], value });
+        const text = JSON.stringify({
+          resourceSpans: [{ scopeSpans: [{ spans: [value] }] }],
+          value,
+        });
         expect(decodeTraces(text, 'json').ok).toBe(true);
         decodeTraces(JSON.stringify(value), 'json');
-        decodeLogs(JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [value] }] }] }), 'json');
+        decodeLogs(
+          JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [value] }] }] }),
+          'json',
+        );
       }),
       { numRuns: 1_000 },
     );
