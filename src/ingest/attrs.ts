@@ -91,6 +91,50 @@ export function sizeOf(v: unknown): number {
   }
 }
 
+/**
+ * The size of message content in characters, as the model reads it: a string by length;
+ * content blocks (`[{ type: 'text', text }]`, MCP `{ content: [...] }`) by their text; any
+ * other value as JSON.
+ */
+export function contentSize(v: unknown): number {
+  if (v === undefined || v === null) return 0;
+  if (typeof v === 'string') return v.length;
+  if (Array.isArray(v)) {
+    let n = 0;
+    for (const b of v) {
+      if (typeof b === 'string') n += b.length;
+      else if (isObj(b) && typeof b['text'] === 'string') n += b['text'].length;
+      else if (isObj(b) && typeof b['content'] === 'string') n += b['content'].length;
+      else n += sizeOf(b);
+    }
+    return n;
+  }
+  if (isObj(v)) {
+    if (typeof v['text'] === 'string' && (v['type'] === 'text' || Object.keys(v).length === 1)) {
+      return v['text'].length;
+    }
+    if (Array.isArray(v['content'])) return contentSize(v['content']);
+  }
+  return sizeOf(v);
+}
+
+/**
+ * The size of a tool result attribute (`gen_ai.tool.call.result`, `ai.toolCall.result`, ...):
+ * a JSON-encoded string is decoded first (Vercel stringifies the tool output), content blocks
+ * count by their text (see `contentSize`); anything else as sent.
+ */
+export function resultAttrSize(v: AttrValue | undefined): number {
+  if (typeof v === 'string') {
+    const c = v.charCodeAt(0);
+    if (c === 34 /* " */ || c === 91 /* [ */ || c === 123 /* { */) {
+      const parsed = json(v);
+      if (parsed !== undefined) return contentSize(parsed);
+    }
+    return v.length;
+  }
+  return contentSize(v);
+}
+
 /** A string field of a parsed object. */
 export function field(o: Record<string, unknown>, key: string): string | null {
   const v = o[key];

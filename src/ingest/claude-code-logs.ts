@@ -7,7 +7,7 @@
  * `compact`, a Compaction. `gen_ai.*` events are kept without rows.
  */
 import type { Compaction, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
-import type { LogRecord } from '../model/telemetry.ts';
+import type { AttrValue, LogRecord } from '../model/telemetry.ts';
 import { bool, minusMs, num, str } from './attrs.ts';
 import { compaction, normalizeTrigger } from './compactions.ts';
 import { stripAttributes } from './content.ts';
@@ -15,6 +15,7 @@ import { claudeCodeAgentId, sideCallOf, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason, readFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
 import { callContentFromLogs, isContentEventName, type CallContent } from './content-logs.ts';
+import { eventNameOf } from './events.ts';
 import { contextUsage, readRawUsage } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
 import { contextWindowFor } from './windows.ts';
@@ -34,23 +35,6 @@ export interface LogBatch {
    * null fields from these (the span itself carries no content for such producers).
    */
   callContent: CallContent[];
-}
-
-/**
- * The event's full name. Claude Code sends `event.name` without its prefix (`api_request`)
- * and the prefixed name as the body; both spellings are accepted.
- */
-export function eventNameOf(log: LogRecord): string {
-  const n = log.eventName;
-  if (n.startsWith('claude_code.') || n.startsWith('gen_ai.')) return n;
-  if (typeof log.body === 'string' && log.body.startsWith('claude_code.')) return log.body;
-  if (
-    n !== '' &&
-    (log.scope.name.includes('claude_code') || log.resource['service.name'] === 'claude-code')
-  ) {
-    return `claude_code.${n}`;
-  }
-  return n;
 }
 
 function hasGenAiAttr(log: LogRecord): boolean {
@@ -201,10 +185,29 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
   return { keep, dropped, normalized: { calls, toolResults, compactions }, sideCalls, callContent };
 }
 
-/** A log record without content: content attributes removed, a `gen_ai.*` body dropped. */
+/** A log record without content: content attributes and body content removed. */
 function stripLog(log: LogRecord, claudeCode: boolean): LogRecord {
   const attributes = stripAttributes(log.attributes);
-  const body = claudeCode && typeof log.body === 'string' ? log.body : null;
+  const body = claudeCode && typeof log.body === 'string' ? log.body : stripBody(log.body, 0);
   if (attributes === log.attributes && body === log.body) return log;
   return { ...log, attributes, body };
+}
+
+const BODY_CONTENT_KEYS = new Set(['content', 'arguments', 'text', 'body', 'prompt']);
+
+/**
+ * A semconv event body without its content: `content`, `arguments`, `text` go; ids, roles,
+ * tool names, finish reasons and indexes stay (they say which tool was called). A plain
+ * string body is content and goes.
+ */
+function stripBody(v: AttrValue, depth: number): AttrValue {
+  if (v === null || typeof v !== 'object' || depth > 8) return typeof v === 'string' ? null : v;
+  if (Array.isArray(v)) return v.map((x) => stripBody(x, depth + 1));
+  const out: Record<string, AttrValue> = {};
+  for (const k in v) {
+    if (BODY_CONTENT_KEYS.has(k)) continue;
+    const x = v[k] as AttrValue;
+    out[k] = typeof x === 'string' ? x : stripBody(x, depth + 1);
+  }
+  return out;
 }

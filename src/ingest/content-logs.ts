@@ -9,8 +9,9 @@
  */
 import type { InputParts } from '../model/calls.ts';
 import type { LogRecord } from '../model/telemetry.ts';
-import { field, isObj, json, sizeOf } from './attrs.ts';
+import { contentSize, field, isObj, json } from './attrs.ts';
 import { fromProviderMessage, fromSemconv, systemInstructionsSize, type Msg } from './messages.ts';
+import { eventNameOf } from './events.ts';
 import { partsFromMessages } from './parts.ts';
 
 /** What the content logs of one call say about it. */
@@ -99,7 +100,7 @@ export function callContentFromLogs(
           blocks: [
             {
               kind: 'tool_result',
-              size: sizeOf(body['content']),
+              size: contentSize(body['content']),
               id: field(body, 'id'),
               name: null,
               text: null,

@@ -4,7 +4,7 @@
  * (OpenAI / Anthropic, also Claude Code transcripts). Only sizes, ids and names are kept.
  */
 import type { AttrValue, Attributes } from '../model/telemetry.ts';
-import { field, isObj, json, sizeOf } from './attrs.ts';
+import { contentSize, field, isObj, json, sizeOf } from './attrs.ts';
 
 /** One content block of a message, reduced to what the parts need. */
 export interface Block {
@@ -55,7 +55,7 @@ function semconvPart(p: unknown): Block {
     case 'server_tool_call_response':
       return block(
         'tool_result',
-        sizeOf(p['response'] ?? p['result'] ?? p['server_tool_call_response']),
+        contentSize(p['response'] ?? p['result'] ?? p['server_tool_call_response']),
         field(p, 'id'),
         field(p, 'name'),
       );
@@ -122,7 +122,7 @@ function providerBlock(b: unknown): Block {
       );
     case 'tool_result':
     case 'web_search_tool_result':
-      return block('tool_result', sizeOf(b['content']), field(b, 'tool_use_id'), null);
+      return block('tool_result', contentSize(b['content']), field(b, 'tool_use_id'), null);
     // Vercel LanguageModel prompt parts
     case 'tool-call':
       return block(
@@ -134,7 +134,7 @@ function providerBlock(b: unknown): Block {
     case 'tool-result': {
       const o = b['output'];
       const v = isObj(o) && 'value' in o ? o['value'] : (o ?? b['result']);
-      return block('tool_result', sizeOf(v), field(b, 'toolCallId'), field(b, 'toolName'));
+      return block('tool_result', contentSize(v), field(b, 'toolCallId'), field(b, 'toolName'));
     }
     case 'compaction': {
       const c = b['content'];
@@ -162,7 +162,7 @@ export function fromProviderMessage(m: Record<string, unknown>): Msg {
     // OpenAI tool message: the whole content is one tool result
     const id = field(m, 'tool_call_id');
     if (id !== null || !Array.isArray(content)) {
-      blocks.push(block('tool_result', sizeOf(content), id, field(m, 'name')));
+      blocks.push(block('tool_result', contentSize(content), id, field(m, 'name')));
       return { role, blocks };
     }
   }

@@ -6,7 +6,7 @@
  */
 import type { Compaction, LlmCall, Normalized, SpanRole, ToolResult } from '../model/calls.ts';
 import type { Attributes, Span } from '../model/telemetry.ts';
-import { bool, cmpNs, firstNum, firstStr, json, num, sizeOf, str } from './attrs.ts';
+import { bool, cmpNs, firstNum, firstStr, json, num, resultAttrSize, str } from './attrs.ts';
 import {
   compaction,
   isCompactionEventName,
@@ -460,7 +460,7 @@ function buildToolResult(n: Node, w: Where, workspaceId: string): ToolResult | n
     for (const k of TOOL_RESULT_KEYS) {
       const v = a[k];
       if (v !== undefined) {
-        resultSize = sizeOf(v);
+        resultSize = resultAttrSize(v);
         break;
       }
     }

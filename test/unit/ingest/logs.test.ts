@@ -201,11 +201,29 @@ describe('normalizeLogs: Claude Code events', () => {
           body: { content: 'hello' },
           scope: { name: 'x', version: '' },
         }),
+        log({
+          eventName: 'gen_ai.assistant.message',
+          body: {
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'read', arguments: '{"p":"/etc"}' } },
+            ],
+          },
+        }),
+        log({ eventName: 'gen_ai.tool.message', body: { id: 'c1', content: 'file text' } }),
+        log({ eventName: 'gen_ai.content.prompt', body: 'raw prompt text' }),
       ],
       NO_CONTENT,
     );
     expect(b.keep[0]?.attributes).toEqual({ ...S, prompt_length: 9 });
     expect(b.keep[0]?.body).toBe('claude_code.user_prompt');
-    expect(b.keep[1]?.body).toBeNull();
+    // structure (ids, tool names) stays; content goes
+    expect(b.keep[1]?.body).toEqual({});
+    expect(b.keep[2]?.body).toEqual({
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read' } }],
+    });
+    expect(b.keep[3]?.body).toEqual({ id: 'c1' });
+    expect(b.keep[4]?.body).toBeNull();
+    // sizes were taken before removal
+    expect(b.callContent).toEqual([]);
   });
 });

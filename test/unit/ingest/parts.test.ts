@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { contentSize, resultAttrSize } from '../../../src/ingest/attrs.ts';
 import { analyzeContent } from '../../../src/ingest/parts.ts';
-import type { Attributes } from '../../../src/model/telemetry.ts';
+import type { Attributes, AttrValue } from '../../../src/model/telemetry.ts';
 
 const big = 'x'.repeat(1000);
 
@@ -158,5 +159,51 @@ describe('parts from each message format (conventions §9.6, §9.7)', () => {
     });
     expect(r.inputCompaction).toEqual({ id: 'cmp_1', size: 7, text: 'summary' });
     expect(r.outputCompaction).toEqual({ id: null, size: 12, text: 'new summary!' });
+  });
+});
+
+describe('content sizes as the model reads them', () => {
+  it.each([
+    ['plain string', 'abc', 3],
+    [
+      'Anthropic text blocks',
+      [
+        { type: 'text', text: 'abcd' },
+        { type: 'text', text: 'ef' },
+      ],
+      6,
+    ],
+    ['a single text block', { type: 'text', text: 'abcd' }, 4],
+    ['MCP result', { content: [{ type: 'text', text: 'abcde' }], isError: false }, 5],
+    ['JSON value', { a: 1 }, 7],
+    ['null', null, 0],
+  ] as Array<[string, unknown, number]>)('contentSize: %s', (_c, v, n) => {
+    expect(contentSize(v)).toBe(n);
+  });
+  it.each([
+    ['Vercel stringifies a string output', JSON.stringify('line\n"quoted"'), 13],
+    ['content blocks as JSON', JSON.stringify([{ type: 'text', text: 'abc' }]), 3],
+    ['plain text', 'plain text', 10],
+    ['unparsable JSON-looking text', '{not json', 9],
+    ['structured value', [{ type: 'text', text: 'ab' }], 2],
+  ] as Array<[string, AttrValue, number]>)('resultAttrSize: %s', (_c, v, n) => {
+    expect(resultAttrSize(v)).toBe(n);
+  });
+  it('Anthropic SDK tool_call_response blocks are sized by their text', () => {
+    const r = analyzeContent({
+      'gen_ai.input.messages': JSON.stringify([
+        {
+          role: 'assistant',
+          parts: [{ type: 'tool_call', id: 't1', name: 'read_file', arguments: {} }],
+        },
+        {
+          role: 'user',
+          parts: [
+            { type: 'tool_call_response', id: 't1', response: [{ type: 'text', text: big }] },
+          ],
+        },
+      ]),
+    });
+    expect(r.parts?.tools).toEqual({ read_file: 1000 });
   });
 });
