@@ -67,7 +67,8 @@ const DEFAULT_CHECKPOINT_EVERY = 256;
  * Where to resume: the stored position and state when every pending item lies after the
  * position; else (a late item at or before it) the latest checkpoint before the earliest
  * pending item, or the beginning. `pending_from_ns` equal to the position's start counts as
- * late, because calls starting in the same nanosecond are ordered by span id.
+ * late, because calls starting in the same nanosecond are ordered by span id. After a failed
+ * evaluation, the stored state is not trusted: from the beginning.
  */
 async function resumePoint(
   db: Db,
@@ -78,7 +79,8 @@ async function resumePoint(
   position: TimelinePosition | null;
   start: EvaluationResult['start'];
 }> {
-  const stored = readState(claimed.state, detectors);
+  // After a failure, distrust the stored state (e.g. a detector whose state format changed).
+  const stored = claimed.failures > 0 ? undefined : readState(claimed.state, detectors);
   const { position, pendingFromNs } = claimed;
   const late =
     position !== null && pendingFromNs !== null && BigInt(pendingFromNs) <= BigInt(position.ns);

@@ -21,6 +21,8 @@ export interface ClaimedConversation {
   state: unknown;
   /** `last_ingest_at` as PostgreSQL text (microseconds kept), to detect arrivals meanwhile. */
   lastIngestAt: string;
+  /** Consecutive failed evaluations before this one. */
+  failures: number;
 }
 
 /** What one ingest transaction adds to a conversation. */
@@ -107,6 +109,7 @@ export async function claimSettledConversation(
       'evaluated_ns',
       'evaluated_span_id',
       'state',
+      'eval_failures',
       sql<string>`last_ingest_at::text`.as('last_ingest_text'),
     ])
     .where('dirty', '=', true)
@@ -134,6 +137,7 @@ export async function claimSettledConversation(
         : { ns: String(row.evaluated_ns), spanId: row.evaluated_span_id },
     state: row.state ?? null,
     lastIngestAt: row.last_ingest_text,
+    failures: row.eval_failures,
   };
 }
 

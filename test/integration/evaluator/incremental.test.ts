@@ -244,6 +244,38 @@ describe('incremental evaluation', () => {
     expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('h', 2)} warning`]);
   });
 
+  it('replays from the beginning after a failure, not trusting the stored state', async () => {
+    const strict: Detector<{ prev: number | null }> = {
+      ...dropDetector,
+      step(state, item, context) {
+        if (typeof state.prev !== 'number' && state.prev !== null) throw new Error('bad state');
+        return dropDetector.step(state, item, context);
+      },
+    };
+    const evaluator = testEvaluator(store, { detectors: [strict as Detector] });
+    await ingest(store.db, [call('j', 1, tokens(10_000))]);
+    expect(await evaluator.runOnce()).toBe(1);
+    // A state this detector cannot read (as after a change of its state format).
+    await store.db
+      .updateTable('conversations')
+      .set({
+        state: JSON.stringify({
+          v: 1,
+          sinceCheckpoint: 1,
+          detectors: { history_lost: { prev: 'x' } },
+        }),
+      })
+      .execute();
+    await ingest(store.db, [call('j', 2, tokens(1_000))]);
+    expect(await evaluator.runOnce()).toBe(0);
+    await store.db.updateTable('conversations').set({ eval_retry_at: null }).execute();
+    expect(await evaluator.runOnce()).toBe(1);
+    await evaluator.stop();
+    expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('j', 2)} warning`]);
+    const row = await store.db.selectFrom('conversations').selectAll().executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ dirty: false, eval_failures: 0, eval_error: null });
+  });
+
   it('stop() is safe twice and runOnce after stop evaluates nothing', async () => {
     const evaluator = testEvaluator(store, { detectors: [dropDetector] });
     await evaluator.stop();
