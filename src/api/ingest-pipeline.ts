@@ -4,6 +4,7 @@
  */
 import type { Config } from '../config.ts';
 import { normalizeLogs, normalizeSpans, type NormalizeContext } from '../ingest/index.ts';
+import type { Normalized } from '../model/calls.ts';
 import type { LogRecord, Span } from '../model/telemetry.ts';
 import type { Store } from '../store/db.ts';
 import {
@@ -73,6 +74,21 @@ export class IngestPipeline {
       });
     }
     return { stored: batch.keep.length, dropped: batch.dropped };
+  }
+
+  /** Stores already normalized data (transcript imports), idempotently. */
+  async ingestNormalized(workspaceId: string, normalized: Normalized): Promise<void> {
+    await this.#store.db.transaction().execute(async (trx) => {
+      await insertCalls(trx, normalized.calls);
+      await insertToolResults(trx, normalized.toolResults);
+      await insertCompactions(trx, normalized.compactions);
+      await markConversationsDirty(trx, workspaceId, normalized);
+    });
+  }
+
+  /** The normalization context of a workspace (capture setting, window overrides), cached briefly. */
+  context(workspaceId: string): Promise<NormalizeContext> {
+    return this.#context(workspaceId);
   }
 
   /** Forgets cached workspace settings (after they change through the API). */

@@ -14,7 +14,7 @@ Usage:
                                              create an API token (printed once)
   rotscope analyze FILE... [--json] [--fail-on SEVERITY]
                                              run the detectors offline on transcripts / OTLP JSON files
-  rotscope import FILE...                    import Claude Code transcripts (.jsonl) into the store
+  rotscope import FILE... [--workspace W]    import Claude Code transcripts (.jsonl) into the store
 
 Settings (flag or env variable):
 ${Object.entries(ENV_NAMES)
@@ -134,6 +134,17 @@ export async function run(
         await store.close();
       }
       return 0;
+    }
+    case 'import': {
+      const parsed = parseConfig(rest, { workspace: { type: 'string' } }, io, env);
+      if (!parsed) return 2;
+      const { importCommand } = await import('./import.ts');
+      return importCommand(
+        parsed.positionals,
+        String(parsed.values.workspace ?? 'default'),
+        parsed.config,
+        io,
+      );
     }
     case 'analyze': {
       const { analyzeCommand } = await import('./analyze.ts');
