@@ -65,11 +65,13 @@ export function isContentEventName(name: string): boolean {
 
 /**
  * Folds content log records into one `CallContent` per (trace id, span id), in record order.
- * Records without a span id, or of other events, are ignored.
+ * Records without a span id, or of other events, are ignored. `names` are the records' event
+ * names when the caller already has them (`eventNameOf`). The store can also call this on the
+ * stored records of a call whose span arrived after its logs.
  */
 export function callContentFromLogs(
   logs: readonly LogRecord[],
-  names: readonly string[],
+  names: readonly string[] = logs.map(eventNameOf),
 ): CallContent[] {
   const byCall = new Map<string, Acc>();
   logs.forEach((log, i) => {

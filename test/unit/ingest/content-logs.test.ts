@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeLogs } from '../../../src/ingest/index.ts';
+import { callContentFromLogs, normalizeLogs } from '../../../src/ingest/index.ts';
 import { CTX, log } from './helpers.ts';
 
 const ids = {
@@ -123,5 +123,14 @@ describe('message content sent as log records (semconv events)', () => {
         CTX,
       ).callContent,
     ).toEqual([]);
+  });
+});
+
+describe('callContentFromLogs on stored records', () => {
+  it('computes event names itself', () => {
+    const recs = [
+      log({ ...ids, eventName: 'gen_ai.tool.message', body: { id: 'c', content: 'abc' } }),
+    ];
+    expect(callContentFromLogs(recs)[0]?.parts?.tools).toEqual({ unknown: 3 });
   });
 });
