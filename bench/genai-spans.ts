@@ -35,8 +35,16 @@ export interface BenchSpan {
   attributes: ReturnType<typeof attrs>;
 }
 
-/** One agent run: 1 agent span, `calls` chat spans, a tool span between calls, 1 HTTP span. */
-export function agentRun(run: number, calls: number, baseNs: bigint): BenchSpan[] {
+/**
+ * One agent run: 1 agent span, `calls` chat spans, a tool span after each call, 1 HTTP span.
+ * With `cutOffLast` the last call stops on the output limit (an `output_cut_off` finding).
+ */
+export function agentRun(
+  run: number,
+  calls: number,
+  baseNs: bigint,
+  options: { cutOffLast?: boolean } = {},
+): BenchSpan[] {
   const traceId = randomBytes(16);
   const root = randomBytes(8);
   const conversation = `bench-conv-${run}`;
@@ -78,7 +86,9 @@ export function agentRun(run: number, calls: number, baseNs: bigint): BenchSpan[
         'gen_ai.usage.input_tokens': 3_000 + i * 1_200,
         'gen_ai.usage.cache_read.input_tokens': 2_000 + i * 1_100,
         'gen_ai.usage.output_tokens': 180,
-        'gen_ai.response.finish_reasons': [i === calls - 1 ? 'stop' : 'tool_calls'],
+        'gen_ai.response.finish_reasons': [
+          i === calls - 1 ? (options.cutOffLast ? 'length' : 'stop') : 'tool_calls',
+        ],
         'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: filler(1_200) }]),
         'gen_ai.input.messages': JSON.stringify(messages.slice(-6)),
         'gen_ai.output.messages': JSON.stringify([

@@ -8,6 +8,10 @@ if (want('ingest')) {
   const result = await benchIngest();
   console.log(JSON.stringify({ bench: 'ingest', ...result }));
 }
+if (want('latency')) {
+  const { benchLatency } = await import('./latency.ts');
+  console.log(JSON.stringify({ bench: 'latency', ...(await benchLatency()) }));
+}
 if (want('evaluator')) {
   const { benchEvaluator } = await import('./evaluator.ts');
   console.log(JSON.stringify({ bench: 'evaluator', ...(await benchEvaluator()) }));
