@@ -3,6 +3,7 @@
  * error handler, without listening (src/main.ts listens and handles signals; tests use
  * `inject()` or listen on port 0).
  */
+import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/db.ts';
@@ -102,6 +103,22 @@ export async function buildApp(options: AppOptions): Promise<App> {
       .send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
   );
 
+  // The OpenAPI document of the JSON API, generated from the routes' own schemas.
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'rotscope API',
+        version: '1',
+        description:
+          'Findings, conversations, runs, coverage, alert settings, channels and deliveries. Send `Authorization: Bearer <token>`.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    hideUntagged: false,
+  });
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(otlpRoutes, { config, pipeline, metrics });
   await app.register(healthRoutes, { store, metrics, isShuttingDown: () => shuttingDown });
   const deps: ApiDeps = { store, config, log: app.log };

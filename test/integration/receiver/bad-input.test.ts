@@ -155,7 +155,7 @@ describe('the OTLP receiver', () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(100 * 1024 * 1024);
   });
 
-  it('serves health, readiness and metrics', async () => {
+  it('serves health, readiness, metrics and the OpenAPI document', async () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(200);
@@ -167,5 +167,19 @@ describe('the OTLP receiver', () => {
     expect(metrics).toContain('rotscope_ingest_received_total');
     expect(metrics).toContain('rotscope_http_request_duration_seconds_bucket');
     expect(metrics).toContain('rotscope_ingest_batch_size_bucket');
+    const openapi = (await (await fetch(`${server.url}/api/openapi.json`)).json()) as {
+      openapi: string;
+      paths: object;
+    };
+    expect(openapi.openapi).toBe('3.1.0');
+    expect(Object.keys(openapi.paths)).toEqual(
+      expect.arrayContaining([
+        '/api/findings',
+        '/api/findings/{id}',
+        '/api/alerts/context-rot',
+        '/api/channels',
+        '/api/coverage',
+      ]),
+    );
   });
 });
