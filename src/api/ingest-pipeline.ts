@@ -13,9 +13,9 @@ import {
   insertLogRecords,
   insertSpans,
   insertToolResults,
-  markConversationsDirty,
   markSideCalls,
 } from '../store/ingest.ts';
+import { markConversationsDirty } from '../store/conversations.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
 
 export interface IngestOutcome {
@@ -52,10 +52,10 @@ export class IngestPipeline {
     if (batch.keep.length > 0) {
       await this.#store.db.transaction().execute(async (trx) => {
         await insertSpans(trx, workspaceId, batch.keep);
-        await insertCalls(trx, batch.normalized.calls);
+        const calls = await insertCalls(trx, batch.normalized.calls);
         await insertToolResults(trx, batch.normalized.toolResults);
-        await insertCompactions(trx, batch.normalized.compactions);
-        await markConversationsDirty(trx, workspaceId, batch.normalized);
+        const compactions = await insertCompactions(trx, batch.normalized.compactions);
+        await markConversationsDirty(trx, workspaceId, [...calls, ...compactions]);
       });
     }
     return { stored: batch.keep.length, dropped: batch.dropped };
@@ -66,11 +66,11 @@ export class IngestPipeline {
     if (batch.keep.length > 0) {
       await this.#store.db.transaction().execute(async (trx) => {
         await insertLogRecords(trx, workspaceId, batch.keep);
-        await insertCalls(trx, batch.normalized.calls);
-        await markSideCalls(trx, workspaceId, batch.sideCalls);
+        const calls = await insertCalls(trx, batch.normalized.calls);
+        const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls);
         await insertToolResults(trx, batch.normalized.toolResults);
-        await insertCompactions(trx, batch.normalized.compactions);
-        await markConversationsDirty(trx, workspaceId, batch.normalized);
+        const compactions = await insertCompactions(trx, batch.normalized.compactions);
+        await markConversationsDirty(trx, workspaceId, [...calls, ...sideCalls, ...compactions]);
       });
     }
     return { stored: batch.keep.length, dropped: batch.dropped };
@@ -79,10 +79,10 @@ export class IngestPipeline {
   /** Stores already normalized data (transcript imports), idempotently. */
   async ingestNormalized(workspaceId: string, normalized: Normalized): Promise<void> {
     await this.#store.db.transaction().execute(async (trx) => {
-      await insertCalls(trx, normalized.calls);
+      const calls = await insertCalls(trx, normalized.calls);
       await insertToolResults(trx, normalized.toolResults);
-      await insertCompactions(trx, normalized.compactions);
-      await markConversationsDirty(trx, workspaceId, normalized);
+      const compactions = await insertCompactions(trx, normalized.compactions);
+      await markConversationsDirty(trx, workspaceId, [...calls, ...compactions]);
     });
   }
 

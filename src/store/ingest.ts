@@ -6,18 +6,15 @@
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Compaction, InputParts, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
+import type { Compaction, LlmCall, ToolResult } from '../model/calls.ts';
 import type { LogRecord, Span } from '../model/telemetry.ts';
+import { int4 } from './columns.ts';
+import type { IngestMark } from './conversations.ts';
 import type { Db } from './db.ts';
+import { compactionRow, llmCallRow } from './timeline.ts';
 
 /** Rows per INSERT statement (keeps bind parameters far below Postgres' 65,535). */
 const CHUNK = 500;
-
-/** int4 columns: a producer's absurd token count must not fail the whole batch. */
-function int4(value: number | null | undefined): number | null {
-  if (value === null || value === undefined || !Number.isFinite(value)) return null;
-  return Math.max(-2_147_483_648, Math.min(2_147_483_647, Math.round(value)));
-}
 
 function chunks<T>(items: readonly T[]): T[][] {
   const out: T[][] = [];
@@ -38,19 +35,22 @@ type Columns = ReadonlyArray<readonly [name: string, type: string]>;
  * batches OTLP exporters send (measured with bench/ingest.ts), and as fast on PGlite.
  * Column names are constants of this module, never input.
  */
-async function insertRecordset(
+async function insertRecordset<R = never>(
   db: Db,
   table: string,
   columns: Columns,
   rows: ReadonlyArray<Record<string, unknown>>,
   conflictTarget: string,
-): Promise<void> {
-  if (rows.length === 0) return;
+  returning?: string,
+): Promise<R[]> {
+  if (rows.length === 0) return [];
   const names = columns.map(([name]) => name).join(', ');
   const definition = columns.map(([name, type]) => `${name} ${type}`).join(', ');
-  await sql`INSERT INTO ${sql.table(table)} (${sql.raw(names)})
+  const result = await sql<R>`INSERT INTO ${sql.table(table)} (${sql.raw(names)})
     SELECT ${sql.raw(names)} FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(${sql.raw(definition)})
-    ON CONFLICT (${sql.raw(conflictTarget)}) DO NOTHING`.execute(db);
+    ON CONFLICT (${sql.raw(conflictTarget)}) DO NOTHING
+    ${returning ? sql.raw(`RETURNING ${returning}`) : sql``}`.execute(db);
+  return result.rows;
 }
 
 const SPAN_COLUMNS: Columns = [
@@ -190,52 +190,26 @@ const CALL_COLUMNS: Columns = [
   ['compacted', 'boolean'],
 ];
 
-function callRow(call: LlmCall) {
-  return {
-    workspace_id: call.workspaceId,
-    trace_id: call.traceId,
-    span_id: call.spanId,
-    parent_span_id: call.parentSpanId,
-    conversation_id: call.conversationId,
-    conversation_synthetic: call.conversationSynthetic,
-    agent_id: call.agentId,
-    stream_key: call.streamKey,
-    run_id: call.runId,
-    side_call: call.sideCall,
-    request_id: call.requestId,
-    start_ns: call.startNs,
-    end_ns: call.endNs,
-    producer: call.producer,
-    provider: call.provider,
-    request_model: call.requestModel,
-    response_model: call.responseModel,
-    input_tokens_raw: int4(call.inputTokensRaw),
-    cache_read_tokens: int4(call.cacheReadTokens),
-    cache_write_tokens: int4(call.cacheWriteTokens),
-    output_tokens: int4(call.outputTokens),
-    context_tokens: int4(call.contextTokens),
-    usage_rule: call.usageRule,
-    context_window: int4(call.contextWindow),
-    window_source: call.windowSource,
-    finish_reason_raw: call.finishReasonRaw,
-    finish_class: call.finishClass,
-    output_tool_call: call.outputToolCall,
-    output_tool_name: call.outputToolName,
-    max_output_tokens: int4(call.maxOutputTokens),
-    parts: call.parts satisfies InputParts | null,
-    compacted: call.compacted,
-  };
-}
-
 /** Producers whose calls come from log events and yield to a span of the same request. */
 const LOG_PRODUCERS = ['claude_code_log'];
 
+/** What an insert added: the conversation and start of each new call or compaction, for the dirty marks. */
+type Added = { conversation_id: string; at_ns: string };
+
+const toMarks = (added: readonly Added[], calls: boolean): IngestMark[] =>
+  added.map((row) => ({
+    conversationId: row.conversation_id,
+    fromNs: String(row.at_ns),
+    calls: calls ? 1 : 0,
+  }));
+
 /**
- * Inserts calls. A span-derived call replaces a log-derived call of the same request id
- * (Claude Code exports both); a log-derived call is skipped when its request already has one.
+ * Inserts calls and returns marks for the new ones (re-sent calls are not new). A
+ * span-derived call replaces a log-derived call of the same request id (Claude Code exports
+ * both); a log-derived call is skipped when its request already has one.
  */
-export async function insertCalls(db: Db, calls: readonly LlmCall[]): Promise<void> {
-  if (calls.length === 0) return;
+export async function insertCalls(db: Db, calls: readonly LlmCall[]): Promise<IngestMark[]> {
+  if (calls.length === 0) return [];
   const workspaceId = calls[0]!.workspaceId;
   const fromLogs = calls.filter((call) => LOG_PRODUCERS.includes(call.producer));
   const fromSpans = calls.filter((call) => !LOG_PRODUCERS.includes(call.producer));
@@ -261,15 +235,19 @@ export async function insertCalls(db: Db, calls: readonly LlmCall[]): Promise<vo
     const taken = new Set([...existing.map((row) => row.request_id), ...spanRequestIds]);
     keptLogCalls = fromLogs.filter((call) => !call.requestId || !taken.has(call.requestId));
   }
+  const marks: IngestMark[] = [];
   for (const chunk of chunks([...fromSpans, ...keptLogCalls])) {
-    await insertRecordset(
+    const added = await insertRecordset<Added>(
       db,
       'llm_calls',
       CALL_COLUMNS,
-      chunk.map(callRow),
+      chunk.map((call) => ({ ...llmCallRow(call), parts: call.parts })),
       'workspace_id, trace_id, span_id',
+      'conversation_id, start_ns AS at_ns',
     );
+    marks.push(...toMarks(added, true));
   }
+  return marks;
 }
 
 export async function insertToolResults(db: Db, results: readonly ToolResult[]): Promise<void> {
@@ -296,98 +274,45 @@ export async function insertToolResults(db: Db, results: readonly ToolResult[]):
   }
 }
 
-export async function insertCompactions(db: Db, compactions: readonly Compaction[]): Promise<void> {
+/** Inserts compactions and returns marks for the new ones. */
+export async function insertCompactions(
+  db: Db,
+  compactions: readonly Compaction[],
+): Promise<IngestMark[]> {
+  const marks: IngestMark[] = [];
   for (const chunk of chunks(compactions)) {
-    await db
+    const added = await db
       .insertInto('compactions')
-      .values(
-        chunk.map((c) => ({
-          workspace_id: c.workspaceId,
-          source_key: c.sourceKey,
-          conversation_id: c.conversationId,
-          stream_key: c.streamKey,
-          run_id: c.runId,
-          trace_id: c.traceId,
-          span_id: c.spanId,
-          at_ns: c.atNs,
-          evidence: c.evidence,
-          kind: c.kind,
-          trigger: c.trigger,
-          tokens_before: int4(c.tokensBefore),
-          tokens_after: int4(c.tokensAfter),
-          messages_kept: int4(c.messagesKept),
-          summary_size: int4(c.summarySize),
-          summary: c.summary,
-        })),
-      )
+      .values(chunk.map(compactionRow))
       .onConflict((oc) => oc.columns(['workspace_id', 'source_key']).doNothing())
+      .returning(['conversation_id', 'at_ns'])
       .execute();
+    marks.push(...toMarks(added, false));
   }
+  return marks;
 }
 
-/** Marks calls of the given requests as side calls (Claude Code `query_source` from log events). */
+/**
+ * Marks calls of the given requests as side calls (Claude Code `query_source` from log
+ * events) and returns marks for their conversations: an already evaluated call that turns
+ * out to be a side call makes the evaluator replay from it.
+ */
 export async function markSideCalls(
   db: Db,
   workspaceId: string,
   sideCalls: ReadonlyArray<{ requestId: string; reason: string }>,
-): Promise<void> {
+): Promise<IngestMark[]> {
+  const marks: IngestMark[] = [];
   for (const { requestId, reason } of sideCalls) {
-    await db
+    const changed = await db
       .updateTable('llm_calls')
       .set({ side_call: reason })
       .where('workspace_id', '=', workspaceId)
       .where('request_id', '=', requestId)
       .where('side_call', 'is', null)
+      .returning(['conversation_id', 'start_ns as at_ns'])
       .execute();
+    marks.push(...toMarks(changed, false));
   }
-}
-
-/**
- * Marks every conversation that received calls or compactions as dirty, remembering the
- * earliest start among the new items so the evaluator can tell late arrivals.
- */
-export async function markConversationsDirty(
-  db: Db,
-  workspaceId: string,
-  normalized: Normalized,
-): Promise<void> {
-  const earliest = new Map<string, { ns: bigint; calls: number }>();
-  const touch = (conversationId: string, ns: string, isCall: boolean) => {
-    const value = BigInt(ns);
-    const current = earliest.get(conversationId);
-    if (!current) earliest.set(conversationId, { ns: value, calls: isCall ? 1 : 0 });
-    else {
-      if (value < current.ns) current.ns = value;
-      if (isCall) current.calls += 1;
-    }
-  };
-  for (const call of normalized.calls) touch(call.conversationId, call.startNs, true);
-  for (const compaction of normalized.compactions)
-    touch(compaction.conversationId, compaction.atNs, false);
-  if (earliest.size === 0) return;
-  // Sorted, so concurrent batches lock conversation rows in the same order (no deadlocks).
-  const rows = [...earliest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const group of chunks(rows)) {
-    await db
-      .insertInto('conversations')
-      .values(
-        group.map(([id, { ns, calls }]) => ({
-          workspace_id: workspaceId,
-          id,
-          dirty: true,
-          pending_from_ns: ns.toString(),
-          call_count: calls,
-        })),
-      )
-      .onConflict((oc) =>
-        oc.columns(['workspace_id', 'id']).doUpdateSet({
-          dirty: true,
-          last_ingest_at: sql`now()`,
-          updated_at: sql`now()`,
-          pending_from_ns: sql`LEAST(conversations.pending_from_ns, excluded.pending_from_ns)`,
-          call_count: sql`conversations.call_count + excluded.call_count`,
-        }),
-      )
-      .execute();
-  }
+  return marks;
 }

@@ -22,6 +22,7 @@ import type {
   WindowSource,
 } from '../model/calls.ts';
 import type { TimelineItem } from '../detectors/types.ts';
+import { int4 } from './columns.ts';
 import type { Db } from './db.ts';
 import type { CompactionsTable, LlmCallsTable } from './schema.ts';
 
@@ -121,19 +122,19 @@ export function llmCallRow(call: LlmCall) {
     provider: call.provider,
     request_model: call.requestModel,
     response_model: call.responseModel,
-    input_tokens_raw: call.inputTokensRaw,
-    cache_read_tokens: call.cacheReadTokens,
-    cache_write_tokens: call.cacheWriteTokens,
-    output_tokens: call.outputTokens,
-    context_tokens: call.contextTokens,
+    input_tokens_raw: int4(call.inputTokensRaw),
+    cache_read_tokens: int4(call.cacheReadTokens),
+    cache_write_tokens: int4(call.cacheWriteTokens),
+    output_tokens: int4(call.outputTokens),
+    context_tokens: int4(call.contextTokens),
     usage_rule: call.usageRule,
-    context_window: call.contextWindow,
+    context_window: int4(call.contextWindow),
     window_source: call.windowSource,
     finish_reason_raw: call.finishReasonRaw,
     finish_class: call.finishClass,
     output_tool_call: call.outputToolCall,
     output_tool_name: call.outputToolName,
-    max_output_tokens: call.maxOutputTokens,
+    max_output_tokens: int4(call.maxOutputTokens),
     parts: call.parts === null ? null : JSON.stringify(call.parts),
     compacted: call.compacted,
   };
@@ -153,10 +154,10 @@ export function compactionRow(compaction: Compaction) {
     evidence: compaction.evidence,
     kind: compaction.kind,
     trigger: compaction.trigger,
-    tokens_before: compaction.tokensBefore,
-    tokens_after: compaction.tokensAfter,
-    messages_kept: compaction.messagesKept,
-    summary_size: compaction.summarySize,
+    tokens_before: int4(compaction.tokensBefore),
+    tokens_after: int4(compaction.tokensAfter),
+    messages_kept: int4(compaction.messagesKept),
+    summary_size: int4(compaction.summarySize),
     summary: compaction.summary,
   };
 }
