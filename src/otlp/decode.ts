@@ -275,12 +275,18 @@ function parseProtobuf(
   }
 }
 
+/**
+ * Timestamps sent as bare JSON numbers (Tempo exports do) exceed 2^53: they are quoted before
+ * JSON.parse so they keep every digit.
+ */
+const BARE_NANOS = /("(?:start|end|observed)?_?[tT]ime(?:UnixNano|_unix_nano)"\s*:\s*)(\d{16,})/g;
+
 function parseJson(
   body: Uint8Array | string,
 ): { ok: true; value: unknown } | { ok: false; reason: string } {
   try {
     const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: JSON.parse(text.replace(BARE_NANOS, '$1"$2"')) };
   } catch (error) {
     return { ok: false, reason: `invalid JSON: ${(error as Error).message}` };
   }
