@@ -8,6 +8,8 @@ import type { Normalized } from '../model/calls.ts';
 import type { LogRecord, Span } from '../model/telemetry.ts';
 import type { Store } from '../store/db.ts';
 import {
+  applyCallContent,
+  applyStoredCallContent,
   insertCalls,
   insertCompactions,
   insertLogRecords,
@@ -53,9 +55,11 @@ export class IngestPipeline {
       await this.#store.db.transaction().execute(async (trx) => {
         await insertSpans(trx, workspaceId, batch.keep);
         const calls = await insertCalls(trx, batch.normalized.calls);
+        // Content logged before its span arrived is applied now.
+        const content = await applyStoredCallContent(trx, workspaceId, batch.normalized.calls);
         await insertToolResults(trx, batch.normalized.toolResults);
         const compactions = await insertCompactions(trx, batch.normalized.compactions);
-        await markConversationsDirty(trx, workspaceId, [...calls, ...compactions]);
+        await markConversationsDirty(trx, workspaceId, [...calls, ...content, ...compactions]);
       });
     }
     return { stored: batch.keep.length, dropped: batch.dropped };
@@ -68,9 +72,15 @@ export class IngestPipeline {
         await insertLogRecords(trx, workspaceId, batch.keep);
         const calls = await insertCalls(trx, batch.normalized.calls);
         const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls);
+        const content = await applyCallContent(trx, workspaceId, batch.callContent);
         await insertToolResults(trx, batch.normalized.toolResults);
         const compactions = await insertCompactions(trx, batch.normalized.compactions);
-        await markConversationsDirty(trx, workspaceId, [...calls, ...sideCalls, ...compactions]);
+        await markConversationsDirty(trx, workspaceId, [
+          ...calls,
+          ...sideCalls,
+          ...content,
+          ...compactions,
+        ]);
       });
     }
     return { stored: batch.keep.length, dropped: batch.dropped };

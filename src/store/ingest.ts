@@ -5,12 +5,14 @@
  * evaluator.
  */
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import { callContentFromLogs, classifyFinishReason, type CallContent } from '../ingest/index.ts';
 import type { Compaction, LlmCall, ToolResult } from '../model/calls.ts';
 import type { LogRecord, Span } from '../model/telemetry.ts';
 import { int4 } from './columns.ts';
 import type { IngestMark } from './conversations.ts';
 import type { Db } from './db.ts';
+import type { LogRecordsTable } from './schema.ts';
 import { compactionRow, llmCallRow } from './timeline.ts';
 
 /** Rows per INSERT statement (keeps bind parameters far below Postgres' 65,535). */
@@ -315,4 +317,86 @@ export async function markSideCalls(
     marks.push(...toMarks(changed, false));
   }
   return marks;
+}
+
+/**
+ * Applies message content that arrived as log records (OTel GenAI instrumentations log it
+ * apart from the span) to the calls of the same trace and span id: input parts, the output's
+ * tool call and the finish reason, where the span did not carry them. Returns marks for the
+ * calls it changed, whose conversations need evaluating again.
+ */
+export async function applyCallContent(
+  db: Db,
+  workspaceId: string,
+  contents: readonly CallContent[],
+): Promise<IngestMark[]> {
+  const marks: IngestMark[] = [];
+  for (const content of contents) {
+    const changed = await db
+      .updateTable('llm_calls')
+      .set({
+        // Content from the span itself (when it had some) wins over the logs.
+        parts: sql<
+          string | null
+        >`COALESCE(parts, ${content.parts === null ? null : JSON.stringify(content.parts)}::jsonb)`,
+        output_tool_call: sql<boolean>`output_tool_call OR ${content.outputToolCall}`,
+        output_tool_name: sql<
+          string | null
+        >`COALESCE(output_tool_name, ${content.outputToolName}::text)`,
+        finish_reason_raw: sql<
+          string | null
+        >`COALESCE(finish_reason_raw, ${content.finishReasonRaw}::text)`,
+        finish_class: sql<
+          string | null
+        >`COALESCE(finish_class, ${classifyFinishReason(content.finishReasonRaw)}::text)`,
+      })
+      .where('workspace_id', '=', workspaceId)
+      .where('trace_id', '=', content.traceId)
+      .where('span_id', '=', content.spanId)
+      .returning(['conversation_id', 'start_ns as at_ns'])
+      .execute();
+    marks.push(...toMarks(changed, false));
+  }
+  return marks;
+}
+
+/**
+ * For calls whose span arrived after their content log records: reads the stored records of
+ * those spans and applies them (see applyCallContent).
+ */
+export async function applyStoredCallContent(
+  db: Db,
+  workspaceId: string,
+  calls: ReadonlyArray<{ traceId: string; spanId: string }>,
+): Promise<IngestMark[]> {
+  if (calls.length === 0) return [];
+  const wanted = new Set(calls.map((call) => `${call.traceId}:${call.spanId}`));
+  const rows = await db
+    .selectFrom('log_records')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('trace_id', 'in', [...new Set(calls.map((call) => call.traceId))])
+    .where('span_id', 'is not', null)
+    .orderBy('time_ns')
+    .orderBy('id')
+    .execute();
+  const logs = rows.filter((row) => wanted.has(`${row.trace_id}:${row.span_id}`)).map(toLogRecord);
+  if (logs.length === 0) return [];
+  return applyCallContent(db, workspaceId, callContentFromLogs(logs));
+}
+
+function toLogRecord(row: Selectable<LogRecordsTable>): LogRecord {
+  return {
+    timeUnixNano: String(row.time_ns),
+    observedTimeUnixNano: String(row.observed_ns),
+    severityNumber: row.severity_number,
+    severityText: row.severity_text,
+    eventName: row.event_name,
+    body: (row.body ?? null) as LogRecord['body'],
+    attributes: row.attributes as LogRecord['attributes'],
+    traceId: row.trace_id,
+    spanId: row.span_id,
+    resource: row.resource as LogRecord['resource'],
+    scope: { name: row.scope_name, version: '' },
+  };
 }

@@ -105,10 +105,10 @@ describe('Anthropic TypeScript SDK 1.x own spans', () => {
     ]);
   });
 
-  // KNOWN GAP (normalizer, reported): this SDK writes a tool result as Anthropic content blocks
-  // (`response: [{"type":"text","text":"…"}]`), and rotscope sizes the JSON of the blocks
-  // (3069) instead of their text (3000). Remove `.fails` once block text is measured.
-  it.fails('"tools": a tool result given as content blocks is sized as its text', async () => {
+  // This SDK writes a tool result as Anthropic content blocks
+  // (`response: [{"type":"text","text":"…"}]`): the text is measured (3000), not the JSON
+  // of the blocks (3069).
+  it('"tools": a tool result given as content blocks is sized as its text', async () => {
     const calls = await callsOf(h, TOOLS_CONVERSATION);
     expect(calls.map((c) => c.parts?.tools)).toEqual([
       {},

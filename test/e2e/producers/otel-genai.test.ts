@@ -128,35 +128,31 @@ describe('OTel GenAI semconv (@opentelemetry/instrumentation-openai 0.21 + opena
     ]);
   });
 
-  // KNOWN GAP (normalizer, reported): this instrumentation sends message content only as log
-  // records (gen_ai.system.message / gen_ai.tool.message / gen_ai.choice events, with the
-  // trace and span id of the call), and rotscope does not yet join them to the call: parts and
-  // output_tool_name stay null. Remove `.fails` once the logs are correlated.
-  it.fails(
-    '"tools": input parts from the content log records (system prompt, each tool result by name)',
-    async () => {
-      const calls = await callsOf(h, run.toolsTraceId);
-      expect(
-        calls.map(
-          (c) => c.parts && { system: c.parts.system, tools: c.parts.tools, unit: c.parts.unit },
-        ),
-      ).toEqual([
-        { system: SYSTEM_PROMPT.length, tools: {}, unit: 'chars' },
-        {
-          system: SYSTEM_PROMPT.length,
-          tools: { read_file: READ_FILE_RESULT.length },
-          unit: 'chars',
-        },
-        {
-          system: SYSTEM_PROMPT.length,
-          tools: { read_file: READ_FILE_RESULT.length, run_tests: RUN_TESTS_RESULT.length },
-          unit: 'chars',
-        },
-      ]);
-      // the tool called in each output comes from the gen_ai.choice log event
-      expect(calls.map((c) => c.output_tool_name)).toEqual(['read_file', 'run_tests', null]);
-    },
-  );
+  // This instrumentation sends message content only as log records (gen_ai.system.message /
+  // gen_ai.tool.message / gen_ai.choice events, with the trace and span id of the call);
+  // ingest joins them to the call, whichever arrives first.
+  it('"tools": input parts from the content log records (system prompt, each tool result by name)', async () => {
+    const calls = await callsOf(h, run.toolsTraceId);
+    expect(
+      calls.map(
+        (c) => c.parts && { system: c.parts.system, tools: c.parts.tools, unit: c.parts.unit },
+      ),
+    ).toEqual([
+      { system: SYSTEM_PROMPT.length, tools: {}, unit: 'chars' },
+      {
+        system: SYSTEM_PROMPT.length,
+        tools: { read_file: READ_FILE_RESULT.length },
+        unit: 'chars',
+      },
+      {
+        system: SYSTEM_PROMPT.length,
+        tools: { read_file: READ_FILE_RESULT.length, run_tests: RUN_TESTS_RESULT.length },
+        unit: 'chars',
+      },
+    ]);
+    // the tool called in each output comes from the gen_ai.choice log event
+    expect(calls.map((c) => c.output_tool_name)).toEqual(['read_file', 'run_tests', null]);
+  });
 
   it('"finding": the second call sits at 80% of gpt-4o\'s window and stopped on the output limit', async () => {
     const calls = await callsOf(h, run.findingTraceId);

@@ -167,11 +167,10 @@ describe('Vercel AI SDK 6 (ai.* spans, experimental_telemetry)', () => {
     ]);
   });
 
-  // KNOWN GAP (normalizer, reported): `ai.toolCall.result` is the JSON of the tool's output
-  // (here a JSON string), and rotscope sizes the JSON text (3044: quotes and escaped newlines)
-  // instead of the decoded output the model got (3000, as the parts of the next call say).
-  // Remove `.fails` once the result is decoded before sizing.
-  it.fails('tool results are sized as the text the model got (same as the parts)', async () => {
+  // `ai.toolCall.result` is the JSON of the tool's output (here a JSON string): the tool
+  // result is sized as the decoded output the model got (3000, as the next call's parts say),
+  // not as the JSON text (3044).
+  it('tool results are sized as the text the model got (same as the parts)', async () => {
     const rows = await toolResultsOf(h);
     expect(rows.map((r) => r.result_size)).toEqual([
       READ_FILE_RESULT.length,
