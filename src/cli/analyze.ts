@@ -13,7 +13,9 @@ import { normalizeSpans, normalizeTranscript, type NormalizeContext } from '../i
 import type { WindowOverride } from '../ingest/index.ts';
 import type { Compaction, LlmCall } from '../model/calls.ts';
 import {
+  COUNT_THRESHOLDS,
   DEFAULT_THRESHOLDS,
+  RATIO_THRESHOLDS,
   SEVERITY_RANK,
   type FindingDraft,
   type Severity,
@@ -30,14 +32,8 @@ export interface AnalyzeIo {
 const SPARK = '▁▂▃▄▅▆▇█';
 /** Sparklines longer than this many calls are bucketed (each bucket shows its fullest call). */
 const SPARK_WIDTH = 60;
-const RATIO_KEYS = [
-  'usageThreshold',
-  'usageCritical',
-  'toolShare',
-  'dropRatio',
-  'systemShrink',
-] as const;
-const COUNT_KEYS = ['toolPersistCalls', 'dropMinTokens'] as const;
+const RATIO_KEYS = RATIO_THRESHOLDS;
+const COUNT_KEYS = COUNT_THRESHOLDS;
 const THRESHOLD_KEYS = [...RATIO_KEYS, ...COUNT_KEYS] as const;
 const SEVERITIES: readonly Severity[] = ['info', 'warning', 'critical'];
 const READ_ERRORS: Record<string, string> = {

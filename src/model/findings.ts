@@ -31,6 +31,21 @@ export interface Thresholds {
   systemShrink: number;
 }
 
+/** The thresholds that are ratios (0..1). */
+export const RATIO_THRESHOLDS = [
+  'usageThreshold',
+  'usageCritical',
+  'toolShare',
+  'dropRatio',
+  'systemShrink',
+] as const satisfies ReadonlyArray<keyof Thresholds>;
+
+/** The thresholds that are counts (positive integers). */
+export const COUNT_THRESHOLDS = [
+  'toolPersistCalls',
+  'dropMinTokens',
+] as const satisfies ReadonlyArray<keyof Thresholds>;
+
 export const DEFAULT_THRESHOLDS: Readonly<Thresholds> = Object.freeze({
   usageThreshold: 0.7,
   usageCritical: 0.85,

@@ -79,7 +79,8 @@ const TAKEOVERS = [
   ['sidechain-60dade70-20bb-4edb-9dad-9f08267e0cc2', 'Bash', [0.368, 0.557, 0.494]],
   ['sidechain-60dade70-20bb-4edb-9dad-9f08267e0cc2', 'Read', [0.309, 0.346, 0.329]],
   ['sidechain-60dade70-20bb-4edb-9dad-9f08267e0cc2', 'Bash', [0.452, 0.452, 0.445]],
-  [null, 'Task', [0.339, 0.315, 0.433]],
+  // Task results are content blocks: their text is measured, not the JSON of the blocks.
+  [null, 'Task', [0.332, 0.307, 0.425]],
   ['sidechain-0d692b0f-17cb-4fd0-94fb-215dabcef803', 'Bash', [0.458, 0.48, 0.62]],
   ['sidechain-f4ab2bf6-d642-431a-85cb-66691f24c404', 'Bash', [0.452, 0.423, 0.29]],
   ['sidechain-0d692b0f-17cb-4fd0-94fb-215dabcef803', 'Read', [0.392, 0.475, 0.605]],

@@ -5,7 +5,13 @@
  * whole and answers 400 listing every problem; nothing is changed then.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { DEFAULT_THRESHOLDS, type Severity, type Thresholds } from '../../model/findings.ts';
+import {
+  COUNT_THRESHOLDS,
+  DEFAULT_THRESHOLDS,
+  RATIO_THRESHOLDS,
+  type Severity,
+  type Thresholds,
+} from '../../model/findings.ts';
 import {
   getAlertChannels,
   setAlertChannels,
@@ -30,14 +36,8 @@ export interface AlertSettingsInput {
   channels?: { id: string; minSeverity: Severity }[];
 }
 
-const RATIOS = [
-  'usageThreshold',
-  'usageCritical',
-  'toolShare',
-  'dropRatio',
-  'systemShrink',
-] as const;
-const COUNTS = ['toolPersistCalls', 'dropMinTokens'] as const;
+const RATIOS = RATIO_THRESHOLDS;
+const COUNTS = COUNT_THRESHOLDS;
 const THRESHOLD_KEYS = Object.keys(DEFAULT_THRESHOLDS) as (keyof Thresholds)[];
 const TOP_LEVEL_KEYS = ['enabled', 'thresholds', 'windowOverrides', 'channels'];
 /** Largest window override accepted (tokens). */
