@@ -1,10 +1,11 @@
-/** Starts the background loops a `serve` process runs beside the HTTP server: evaluator and notifier. */
+/** Starts the background loops a `serve` process runs beside the HTTP server: evaluator, notifier, retention. */
 import type { Logger } from 'pino';
 import { startNotifier } from './channels/delivery-loop.ts';
 import type { Config } from './config.ts';
 import { startEvaluator } from './evaluator/evaluator.ts';
 import type { EvaluationResult } from './evaluator/evaluate.ts';
 import type { Store } from './store/db.ts';
+import { pruneOlderThan } from './store/retention.ts';
 
 export interface Loop {
   stop(): Promise<void>;
@@ -32,14 +33,48 @@ export async function startBackgroundLoops(options: LoopOptions): Promise<Loop> 
   const notifier = config.notifier
     ? startNotifier({ store, config, log: log.child({ component: 'notifier' }) })
     : undefined;
+  const retention =
+    config.retentionDays > 0 ? startRetention(store, config.retentionDays, log) : undefined;
   let stopping: Promise<void> | undefined;
   return {
     stop() {
       stopping ??= (async () => {
+        await retention?.stop();
         await evaluator?.stop();
         await notifier?.stop();
       })();
       return stopping;
+    },
+  };
+}
+
+const RETENTION_EVERY_MS = 60 * 60 * 1000;
+
+/** Prunes old rows once shortly after start, then hourly. */
+function startRetention(store: Store, days: number, log: Logger): Loop {
+  let running: Promise<void> | undefined;
+  const prune = () => {
+    running ??= pruneOlderThan(store.db, days)
+      .then((deleted) => {
+        if (Object.values(deleted).some((n) => n > 0))
+          log.info({ deleted, days }, 'retention pruned old rows');
+      })
+      .catch((error: unknown) =>
+        log.warn({ err: error }, 'retention failed; retrying at the next interval'),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const first = setTimeout(prune, 10_000);
+  const timer = setInterval(prune, RETENTION_EVERY_MS);
+  first.unref();
+  timer.unref();
+  return {
+    async stop() {
+      clearTimeout(first);
+      clearInterval(timer);
+      await running;
     },
   };
 }
