@@ -4,6 +4,11 @@
  * calls of the same stream (the episode fires, warning). A single large result trimmed on
  * the next call never fires. One finding per episode; a new episode for the tool needs its
  * share to fall below half first. Side calls and calls without part sizes are skipped.
+ *
+ * Producers that only report tool results per call (parts from tool spans, e.g. Claude Code's
+ * `result_tokens`) give the results since the stream's previous call, not what the input
+ * holds: those are added up per stream as results still held in context, until a
+ * compaction of the stream or a fall in its usage (history cut) empties them.
  */
 import type { LlmCall } from '../model/calls.ts';
 import type { FindingDraft } from '../model/findings.ts';
@@ -44,6 +49,10 @@ interface StreamState {
   streamKey: string;
   /** Open episodes: the tool's share has not yet fallen below half of toolShare. */
   episodes: Episode[];
+  /** Tool-span streams only: tokens of each tool's results held in context so far. */
+  held?: Record<string, number>;
+  /** Tool-span streams only: the usage of the stream's last call, to notice a history cut. */
+  lastTokens?: number | null;
 }
 
 /** Open episodes per stream (streams with none are dropped; most recently seen last, at most 256). */
@@ -90,8 +99,9 @@ function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: De
 
   const { toolShare, toolPersistCalls } = context.thresholds;
   const half = toolShare / 2;
-  const tools = call.parts.tools;
   const before = state.streams.find((s) => s.streamKey === call.streamKey);
+  const held = call.parts.source === 'tool_spans' ? heldAfter(before, call) : undefined;
+  const tools = held ? capped(held, total) : call.parts.tools;
   const open = before?.episodes ?? [];
   const findings: FindingDraft[] = [];
   const episodes: Episode[] = [];
@@ -134,18 +144,41 @@ function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: De
     episodes.push(episode);
   }
 
-  if (episodes.length === 0) {
+  if (episodes.length === 0 && !held) {
     if (!before) return unchanged;
     const streams = state.streams.filter((s) => s.streamKey !== call.streamKey);
     return { state: { streams }, findings };
   }
-  const streams = touchBounded(
-    state.streams,
-    (s) => s.streamKey,
-    { streamKey: call.streamKey, episodes },
-    MAX_STREAMS,
-  );
+  const entry: StreamState = held
+    ? { streamKey: call.streamKey, episodes, held, lastTokens: call.contextTokens }
+    : { streamKey: call.streamKey, episodes };
+  const streams = touchBounded(state.streams, (s) => s.streamKey, entry, MAX_STREAMS);
   return { state: { streams }, findings };
+}
+
+/** The results held after this call: the earlier ones (unless the usage fell) plus this call's new ones. */
+function heldAfter(before: StreamState | undefined, call: LlmCall): Record<string, number> {
+  const last = before?.lastTokens ?? null;
+  const cut = last !== null && call.contextTokens !== null && call.contextTokens < last;
+  const held: Record<string, number> = cut ? {} : { ...(before?.held ?? {}) };
+  for (const [tool, size] of Object.entries(call.parts?.tools ?? {}))
+    held[tool] = (held[tool] ?? 0) + size;
+  return held;
+}
+
+/** A held total cannot exceed the whole input (results may have left it unnoticed). */
+function capped(held: Record<string, number>, total: number): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(held).map(([tool, size]) => [tool, Math.min(size, total)]),
+  );
+}
+
+/** A compaction of a stream empties the results it holds. */
+function stepCompaction(state: Readonly<ToolTakeoverState>, streamKey: string) {
+  const stream = state.streams.find((s) => s.streamKey === streamKey);
+  if (!stream?.held) return { state, findings: [] };
+  const streams = state.streams.map((s) => (s === stream ? { ...s, held: {} } : s));
+  return { state: { streams }, findings: [] };
 }
 
 /** The `tool_takeover` detector. */
@@ -153,7 +186,7 @@ export const toolTakeover: Detector<ToolTakeoverState> = {
   id: 'tool_takeover',
   initial: () => ({ streams: [] }),
   step(state, item, context) {
-    if (item.type !== 'call') return { state, findings: [] };
+    if (item.type === 'compaction') return stepCompaction(state, item.compaction.streamKey);
     return stepCall(state, item.call, context);
   },
 };
