@@ -1,5 +1,5 @@
 /**
- * `rotscope analyze` end to end: real files from ../shared/fixtures/real (read in place) and
+ * `rotscope analyze` end to end: real files from test/fixtures/real (copied unedited from ../shared/fixtures/real) and
  * small OTLP/JSON files written to a temporary directory, through the real decoder,
  * normalizer and detectors.
  *
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeCommand } from '../../src/cli/analyze.ts';
 
-const REAL = join(import.meta.dirname, '../../../shared/fixtures/real');
+const REAL = join(import.meta.dirname, '../fixtures/real');
 const TRANSCRIPT = join(REAL, 'claude-code_transcript_sidechains.jsonl');
 const SESSION = 'fe5e1c67-53e7-4862-81ae-d0e013e3270b';
 

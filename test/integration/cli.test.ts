@@ -2,13 +2,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/cli/index.ts';
 import { openStore } from '../../src/store/db.ts';
 import { findToken } from '../../src/store/workspaces.ts';
 import { createTestDatabase } from '../helpers/store.ts';
 
-const TRANSCRIPT = '/work/shared/fixtures/real/claude-code_transcript_sidechains.jsonl';
+const TRANSCRIPT = fileURLToPath(
+  new URL('../fixtures/real/claude-code_transcript_sidechains.jsonl', import.meta.url),
+);
 
 let dataDir: string;
 let env: Record<string, string>;

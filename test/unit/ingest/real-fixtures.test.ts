@@ -1,5 +1,5 @@
 /**
- * The three real third-party files in ../shared/fixtures/real/ (see INDEX.md there),
+ * The three real third-party files in test/fixtures/real/ (copied unedited from ../shared/fixtures/real; see INDEX.md),
  * read in place. The pinned numbers can be checked by hand with jq or a few lines of Python.
  */
 import { readFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { normalizeSpans, normalizeTranscript } from '../../../src/ingest/index.t
 import type { LlmCall } from '../../../src/model/calls.ts';
 import { CTX, NO_CONTENT, spansFromOtlpJson } from './helpers.ts';
 
-const REAL = fileURLToPath(new URL('../../../../shared/fixtures/real/', import.meta.url));
+const REAL = fileURLToPath(new URL('../../fixtures/real/', import.meta.url));
 const read = (f: string) => readFileSync(REAL + f, 'utf8');
 const sum = (xs: Array<number | null>) => xs.reduce<number>((a, b) => a + (b ?? 0), 0);
 

@@ -1,9 +1,10 @@
 /** The real third-party OTLP JSON files decode completely, ids and timestamps exact. */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { decodeTraceJsonFile } from '../../../src/otlp/decode.ts';
 
-const REAL = '/work/shared/fixtures/real/';
+const REAL = fileURLToPath(new URL('../../fixtures/real/', import.meta.url));
 
 describe('decodeTraceJsonFile on real exports', () => {
   it('reads a Tempo export (batches, instrumentationLibrarySpans, bare-number nanos) without losing digits', () => {
