@@ -1,0 +1,163 @@
+/**
+ * Conversations sent by real producers (the OpenTelemetry SDK with GenAI semantic-convention
+ * attributes over the real OTLP exporter, and the simulated Claude Code of the producer
+ * harness) produce exactly the expected findings: every detector, every severity, and none
+ * for a healthy conversation.
+ */
+import { SpanKind, context, trace, type Tracer } from '@opentelemetry/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts';
+import { tracerProvider } from '../helpers/otel.ts';
+import { FINDING_SESSION, TOOLS_SESSION, runClaudeCode } from '../helpers/producers/claude-code.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let server: TestServer;
+let llm: FakeLlm;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  llm = await startFakeLlm();
+});
+afterAll(async () => {
+  await server?.close();
+  await llm?.close();
+});
+
+interface CallSpec {
+  input: number;
+  finish?: string;
+  messages?: unknown[];
+  output?: unknown[];
+}
+
+const text = (n: number) => 'x'.repeat(n);
+
+/** One conversation = one trace of an agent span with chat spans (gpt-4o: a 128k window). */
+function conversation(tracer: Tracer, id: string, calls: CallSpec[], start: number): void {
+  const root = tracer.startSpan('invoke_agent worker', {
+    startTime: start,
+    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': id },
+  });
+  const parent = trace.setSpan(context.active(), root);
+  calls.forEach((call, i) => {
+    const span = tracer.startSpan(
+      'chat gpt-4o',
+      {
+        kind: SpanKind.CLIENT,
+        startTime: start + (i + 1) * 1_000,
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.request.model': 'gpt-4o',
+          'gen_ai.conversation.id': id,
+          'gen_ai.usage.input_tokens': call.input,
+          'gen_ai.usage.output_tokens': 300,
+          'gen_ai.response.finish_reasons': [call.finish ?? 'stop'],
+          ...(call.messages ? { 'gen_ai.input.messages': JSON.stringify(call.messages) } : {}),
+          ...(call.output ? { 'gen_ai.output.messages': JSON.stringify(call.output) } : {}),
+        },
+      },
+      parent,
+    );
+    span.end(start + (i + 1) * 1_000 + 500);
+  });
+  root.end(start + 10_000);
+}
+
+/** A history whose `search` results take most of the input and stay there. */
+function searchHistory(results: number): unknown[] {
+  const messages: unknown[] = [{ role: 'user', parts: [{ type: 'text', content: text(400) }] }];
+  for (let i = 0; i < results; i++) {
+    messages.push({
+      role: 'assistant',
+      parts: [{ type: 'tool_call', id: `c${i}`, name: 'search', arguments: {} }],
+    });
+    messages.push({
+      role: 'tool',
+      parts: [{ type: 'tool_call_response', id: `c${i}`, response: text(3_000) }],
+    });
+  }
+  return messages;
+}
+
+interface FindingRow {
+  conversation_id: string;
+  detector: string;
+  severity: string;
+  kind: string | null;
+}
+
+async function findingsSettled(expected: number): Promise<FindingRow[]> {
+  let rows: FindingRow[] = [];
+  let stableSince = Date.now();
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+    const next = await server.store.db
+      .selectFrom('findings')
+      .select(['conversation_id', 'detector', 'severity', 'kind'])
+      .orderBy('conversation_id')
+      .orderBy('detector')
+      .execute();
+    if (next.length !== rows.length) stableSince = Date.now();
+    rows = next;
+    // wait until the count is reached and nothing more arrives for two evaluator periods
+    if (rows.length >= expected && Date.now() - stableSince > 1_000) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return rows;
+}
+
+describe('findings from real producers', () => {
+  it('every detector and severity fires exactly where expected, and a healthy conversation stays quiet', async () => {
+    const provider = tracerProvider({ url: server.url, protocol: 'protobuf' });
+    const tracer = provider.getTracer('agent-app');
+    const start = Date.now() - 60_000;
+    conversation(tracer, 'healthy', [{ input: 8_000 }, { input: 9_500 }, { input: 11_000 }], start);
+    conversation(tracer, 'context-warning', [{ input: 60_000 }, { input: 95_000 }], start); // 74%
+    conversation(tracer, 'context-critical', [{ input: 90_000 }, { input: 115_000 }], start); // 70%, then 90%
+    conversation(tracer, 'history-lost', [{ input: 50_000 }, { input: 20_000 }], start); // −60%, no marker
+    conversation(
+      tracer,
+      'cut-tool-call',
+      [
+        { input: 10_000 },
+        {
+          input: 12_000,
+          finish: 'length',
+          output: [
+            {
+              role: 'assistant',
+              parts: [{ type: 'tool_call', id: 'w1', name: 'write_file', arguments: {} }],
+            },
+          ],
+        },
+      ],
+      start,
+    );
+    conversation(
+      tracer,
+      'tool-takeover',
+      [1, 2, 3].map((results) => ({
+        input: 4_000 + results * 800,
+        messages: searchHistory(results),
+      })),
+      start,
+    );
+    await provider.shutdown();
+    await runClaudeCode({ rotscopeUrl: server.url, llmUrl: llm.url });
+
+    const rows = await findingsSettled(8);
+    expect(rows.map((r) => [r.conversation_id, r.detector, r.severity, r.kind])).toEqual([
+      [FINDING_SESSION, 'context_too_full', 'warning', null],
+      [FINDING_SESSION, 'history_lost', 'info', 'compacted'],
+      [FINDING_SESSION, 'output_cut_off', 'warning', null],
+      ['context-critical', 'context_too_full', 'critical', null],
+      ['context-warning', 'context_too_full', 'warning', null],
+      ['cut-tool-call', 'output_cut_off', 'critical', null],
+      ['history-lost', 'history_lost', 'warning', 'lost'],
+      ['tool-takeover', 'tool_takeover', 'warning', null],
+    ]);
+    expect(
+      rows.some((r) => r.conversation_id === 'healthy' || r.conversation_id === TOOLS_SESSION),
+    ).toBe(false);
+  });
+});
