@@ -8,6 +8,10 @@ if (want('ingest')) {
   const result = await benchIngest();
   console.log(JSON.stringify({ bench: 'ingest', ...result }));
 }
+if (want('stages')) {
+  const { benchStages } = await import('./stages.ts');
+  console.log(JSON.stringify({ bench: 'stages', ...(await benchStages()) }));
+}
 if (want('latency')) {
   const { benchLatency } = await import('./latency.ts');
   console.log(JSON.stringify({ bench: 'latency', ...(await benchLatency()) }));
