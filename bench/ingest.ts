@@ -2,6 +2,8 @@
  * Ingest benchmark (DESIGN §10): realistic GenAI spans over OTLP/HTTP protobuf in batches,
  * end to end (decode, normalize, store; the evaluator runs too), against a raw COPY of the
  * same span rows into a copy of the spans table in the same database, in the same run.
+ * BENCH_NO_EVALUATOR=1 measures ingest alone (no evaluator or notifier competing for the
+ * database; on PGlite they share its single connection).
  */
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
@@ -71,7 +73,12 @@ export async function benchIngest(
     ...(lite ? { pglite: lite } : {}),
   });
   await migrate(store.db);
-  const config = defaultConfig({ logLevel: 'silent', maxInflightIngest: 64 });
+  const config = defaultConfig({
+    logLevel: 'silent',
+    maxInflightIngest: 64,
+    evaluator: process.env.BENCH_NO_EVALUATOR !== '1',
+    notifier: process.env.BENCH_NO_EVALUATOR !== '1',
+  });
   const built = await buildApp({ store, config });
   const loops = await startBackgroundLoops({ store, config, log: pino({ level: 'silent' }) });
   const address = await built.app.listen({ host: '127.0.0.1', port: 0 });
