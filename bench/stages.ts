@@ -4,7 +4,6 @@
  * in the same run. `normalizeShare` answers "how much does normalization add to ingest".
  */
 import { IngestPipeline } from '../src/api/ingest-pipeline.ts';
-import { defaultConfig } from '../src/config.ts';
 import { normalizeSpans } from '../src/ingest/index.ts';
 import { decodeTraces } from '../src/otlp/decode.ts';
 import type { Span } from '../src/model/telemetry.ts';
@@ -37,7 +36,7 @@ export async function benchStages() {
   const context = { workspaceId: 'default', captureContent: true, windowOverrides: [] };
   const [, normalizeMs] = time(() => decoded.map((spans) => normalizeSpans(spans, context)));
   const store = await createTestStore();
-  const pipeline = new IngestPipeline(store, defaultConfig());
+  const pipeline = new IngestPipeline(store);
   const started = performance.now();
   for (const spans of decoded as Span[][]) await pipeline.ingestSpans('default', spans);
   const pipelineMs = performance.now() - started; // normalize + store

@@ -2,7 +2,6 @@
  * The ingest pipeline behind the OTLP routes: normalize decoded spans or log records, then
  * write everything in one transaction. Returns only after the commit, so a 200 means stored.
  */
-import type { Config } from '../config.ts';
 import { normalizeLogs, normalizeSpans, type NormalizeContext } from '../ingest/index.ts';
 import type { Normalized } from '../model/calls.ts';
 import type { LogRecord, Span } from '../model/telemetry.ts';
@@ -31,7 +30,7 @@ export class IngestPipeline {
   readonly #store: Store;
   readonly #settings = new Map<string, { value: WorkspaceSettings; at: number }>();
 
-  constructor(store: Store, _config: Config) {
+  constructor(store: Store) {
     this.#store = store;
   }
 
