@@ -31,6 +31,12 @@ export const configSchema = z.object({
   retryAfterSeconds: positiveInt.default(5),
   /** Quiet period (ms) after a conversation's last new call before it is evaluated. Default 500. */
   evaluatorQuietMs: z.coerce.number().int().min(0).default(500),
+  /**
+   * Quiet time (ms) before evaluating conversations of producers that send a call's evidence
+   * in two signals on separate schedules (Claude Code spans and log events, 5 s apart at most
+   * by default), so a compaction in the logs is seen before the drop it explains. Default 6000.
+   */
+  splitEvidenceSettleMs: z.coerce.number().int().min(0).default(6_000),
   /** How often (ms) the evaluator looks for settled conversations. Default 200. */
   evaluatorPollMs: positiveInt.default(200),
   /** Run the evaluator in this process. Default true. */
@@ -65,6 +71,7 @@ export const ENV_NAMES: Record<keyof z.infer<typeof configSchema>, string> = {
   maxInflightIngest: 'ROTSCOPE_MAX_INFLIGHT_INGEST',
   retryAfterSeconds: 'ROTSCOPE_RETRY_AFTER_SECONDS',
   evaluatorQuietMs: 'ROTSCOPE_EVALUATOR_QUIET_MS',
+  splitEvidenceSettleMs: 'ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS',
   evaluatorPollMs: 'ROTSCOPE_EVALUATOR_POLL_MS',
   evaluator: 'ROTSCOPE_EVALUATOR',
   notifier: 'ROTSCOPE_NOTIFIER',

@@ -36,7 +36,7 @@ export interface App {
 export async function buildApp(options: AppOptions): Promise<App> {
   const { store, config } = options;
   const metrics = options.metrics ?? createMetrics();
-  const pipeline = new IngestPipeline(store);
+  const pipeline = new IngestPipeline(store, config);
   let shuttingDown = false;
 
   const app = Fastify({

@@ -30,8 +30,12 @@ export class IngestPipeline {
   readonly #store: Store;
   readonly #settings = new Map<string, { value: WorkspaceSettings; at: number }>();
 
-  constructor(store: Store) {
+  readonly #settleMs: number;
+
+  /** `splitEvidenceSettleMs`: see Config; 0 evaluates every conversation after the default quiet time. */
+  constructor(store: Store, options: { splitEvidenceSettleMs?: number } = {}) {
     this.#store = store;
+    this.#settleMs = options.splitEvidenceSettleMs ?? 0;
   }
 
   async #context(workspaceId: string): Promise<NormalizeContext> {
@@ -53,7 +57,7 @@ export class IngestPipeline {
     if (batch.keep.length > 0) {
       await this.#store.db.transaction().execute(async (trx) => {
         await insertSpans(trx, workspaceId, batch.keep);
-        const calls = await insertCalls(trx, batch.normalized.calls);
+        const calls = await insertCalls(trx, batch.normalized.calls, this.#settleMs);
         // Content logged before its span arrived is applied now.
         const content = await applyStoredCallContent(trx, workspaceId, batch.normalized.calls);
         await insertToolResults(trx, batch.normalized.toolResults);

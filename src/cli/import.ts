@@ -26,7 +26,7 @@ export async function importCommand(
   try {
     await migrate(store.db);
     await ensureWorkspace(store.db, workspace);
-    const pipeline = new IngestPipeline(store);
+    const pipeline = new IngestPipeline(store, config);
     const context = await pipeline.context(workspace);
     for (const file of files) {
       let text: string;

@@ -4,8 +4,13 @@
  *   repeated; `output_tokens` provisional in older versions, the largest seen is kept).
  * - Sidechain lines (`isSidechain: true`) are sub-agent streams: `agentId` from the line,
  *   else `sidechain-<uuid of the sidechain's first line>`.
- * - Parts are cumulative over the stream's message history (chars; system prompt unknown →
- *   null); `compact_boundary` resets the history and yields a Compaction.
+ * - Parts are estimated tokens of each tool's results held in the stream's context. A
+ *   transcript lacks the system prompt and tool definitions, so character shares of the
+ *   messages would overstate a tool's share of the input; instead the growth of the usage
+ *   between two calls is split over what was added between them, in proportion to its
+ *   characters (conventions §9.7, item 7). Without a previous call, 4 characters count as a
+ *   token. A fall in usage empties the held results; `compact_boundary` does too, and yields
+ *   a Compaction. The system prompt is unknown (null).
  * - `type: "summary"` lines are titles, not compactions.
  * - Ids are derived (trace = sha256(sessionId), span = sha256(message.id)) so a re-import
  *   writes the same rows.
@@ -34,20 +39,59 @@ export interface TranscriptOptions {
  * O(history): a long session stays linear.
  */
 interface Stream {
-  total: number;
-  tools: Record<string, number>;
+  /** Characters of the messages added since the stream's last call. */
+  newChars: number;
+  /** Characters of each tool's results among them. */
+  newToolChars: Record<string, number>;
+  /** Estimated tokens of each tool's results held in the stream's context. */
+  heldTokens: Record<string, number>;
+  /** Usage of the stream's last call; null before the first one and after a boundary. */
+  lastContext: number | null;
   lastBoundary: Compaction | null;
 }
+
+const newStream = (): Stream => ({
+  newChars: 0,
+  newToolChars: {},
+  heldTokens: {},
+  lastContext: null,
+  lastBoundary: null,
+});
+
+/** Used only when there is no usage growth to split: characters per token. */
+const CHARS_PER_TOKEN = 4;
 
 /** Adds a message's sizes to the stream; tool results are named through earlier tool_use ids. */
 function append(stream: Stream, msg: Msg, toolNames: ReadonlyMap<string, string>): void {
   for (const b of msg.blocks) {
-    stream.total += b.size;
+    stream.newChars += b.size;
     if (b.kind === 'tool_result') {
       const name = b.name ?? (b.id !== null ? toolNames.get(b.id) : undefined) ?? 'unknown';
-      stream.tools[name] = (stream.tools[name] ?? 0) + b.size;
+      stream.newToolChars[name] = (stream.newToolChars[name] ?? 0) + b.size;
     }
   }
+}
+
+/**
+ * Moves what was added since the stream's last call into the held results, in tokens: the
+ * usage growth split by characters, and returns a copy of the held results.
+ */
+function holdNewResults(stream: Stream, contextTokens: number | null): Record<string, number> {
+  if (contextTokens === null) return { ...stream.heldTokens };
+  const last = stream.lastContext;
+  if (last !== null && contextTokens < last) stream.heldTokens = {}; // history was cut
+  const growth = last === null ? 0 : contextTokens - last;
+  for (const [tool, chars] of Object.entries(stream.newToolChars)) {
+    const tokens =
+      growth > 0 && stream.newChars > 0
+        ? (growth * chars) / stream.newChars
+        : chars / CHARS_PER_TOKEN;
+    stream.heldTokens[tool] = (stream.heldTokens[tool] ?? 0) + Math.round(tokens);
+  }
+  stream.newChars = 0;
+  stream.newToolChars = {};
+  stream.lastContext = contextTokens;
+  return { ...stream.heldTokens };
 }
 
 type Line = Record<string, unknown>;
@@ -110,8 +154,7 @@ export function normalizeTranscript(
     }
     const streamKey = streamKeyOf(sessionId, agentId);
     let stream = streams.get(streamKey);
-    if (stream === undefined)
-      streams.set(streamKey, (stream = { total: 0, tools: {}, lastBoundary: null }));
+    if (stream === undefined) streams.set(streamKey, (stream = newStream()));
     const traceId = traceIdFor(sessionId);
     const atNs = tsNs(line);
 
@@ -138,9 +181,7 @@ export function normalizeTranscript(
           : null,
       });
       compactions.push(c);
-      stream.total = 0;
-      stream.tools = {};
-      stream.lastBoundary = c;
+      Object.assign(stream, newStream(), { lastBoundary: c });
       continue;
     }
 
@@ -231,7 +272,7 @@ interface CallInit {
   spanId: string;
   atNs: string;
   model: string | null;
-  stream: Readonly<Stream>;
+  stream: Stream;
 }
 
 function newCall(line: Line, message: Line, init: CallInit): LlmCall {
@@ -277,11 +318,11 @@ function newCall(line: Line, message: Line, init: CallInit): LlmCall {
     outputToolName: null,
     maxOutputTokens: null,
     parts: {
-      unit: 'chars',
-      total: init.stream.total,
+      unit: 'tokens',
+      total: null,
       system: null,
-      tools: { ...init.stream.tools },
-      source: 'messages',
+      tools: holdNewResults(init.stream, usage.contextTokens),
+      source: 'estimated',
     },
     compacted: false,
   };

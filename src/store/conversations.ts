@@ -32,6 +32,8 @@ export interface IngestMark {
   fromNs: string;
   /** Number of new calls. */
   calls: number;
+  /** Quiet time (ms) the conversation needs before evaluation, beyond the default; 0 for none. */
+  settleMs?: number;
 }
 
 /**
@@ -55,6 +57,7 @@ export async function markConversationsDirty(
             conversationId: mark.conversationId,
             fromNs: BigInt(seen.fromNs) <= BigInt(mark.fromNs) ? seen.fromNs : mark.fromNs,
             calls: seen.calls + mark.calls,
+            settleMs: Math.max(seen.settleMs ?? 0, mark.settleMs ?? 0),
           }
         : mark,
     );
@@ -72,6 +75,7 @@ export async function markConversationsDirty(
         dirty_since: sql<Date>`now()`,
         pending_from_ns: mark.fromNs,
         call_count: mark.calls,
+        settle_ms: mark.settleMs ?? 0,
       })),
     )
     .onConflict((oc) =>
@@ -81,6 +85,7 @@ export async function markConversationsDirty(
         last_ingest_at: sql`now()`,
         pending_from_ns: sql`LEAST(conversations.pending_from_ns, excluded.pending_from_ns)`,
         call_count: sql`conversations.call_count + excluded.call_count`,
+        settle_ms: sql`GREATEST(conversations.settle_ms, excluded.settle_ms)`,
         updated_at: sql`now()`,
       }),
     )
@@ -97,9 +102,9 @@ export async function claimSettledConversation(
   db: Db,
   options: { quietMs: number; maxWaitMs?: number | undefined },
 ): Promise<ClaimedConversation | undefined> {
-  const ago = (ms: number) =>
-    sql<Date>`now() - ${Math.max(0, Math.round(ms))}::int * interval '1 millisecond'`;
   const { quietMs, maxWaitMs } = options;
+  const agoAtLeast = (ms: number, column: ReturnType<typeof sql.ref> | ReturnType<typeof sql>) =>
+    sql<Date>`now() - GREATEST(${Math.max(0, Math.round(ms))}::int, ${column}) * interval '1 millisecond'`;
   const row = await db
     .selectFrom('conversations')
     .select([
@@ -113,11 +118,13 @@ export async function claimSettledConversation(
       sql<string>`last_ingest_at::text`.as('last_ingest_text'),
     ])
     .where('dirty', '=', true)
-    .where((eb) =>
-      maxWaitMs === undefined
-        ? eb('last_ingest_at', '<', ago(quietMs))
-        : eb.or([eb('last_ingest_at', '<', ago(quietMs)), eb('dirty_since', '<', ago(maxWaitMs))]),
-    )
+    .where((eb) => {
+      // A conversation's own settle time (see IngestMark.settleMs) stretches both waits.
+      const quiet = eb('last_ingest_at', '<', agoAtLeast(quietMs, sql.ref('settle_ms')));
+      return maxWaitMs === undefined
+        ? quiet
+        : eb.or([quiet, eb('dirty_since', '<', agoAtLeast(maxWaitMs, sql`2 * settle_ms`))]);
+    })
     .where((eb) =>
       eb.or([eb('eval_retry_at', 'is', null), eb('eval_retry_at', '<=', sql<Date>`now()`)]),
     )

@@ -196,13 +196,25 @@ const CALL_COLUMNS: Columns = [
 const LOG_PRODUCERS = ['claude_code_log'];
 
 /** What an insert added: the conversation and start of each new call or compaction, for the dirty marks. */
-type Added = { conversation_id: string; at_ns: string };
+type Added = { conversation_id: string; at_ns: string; producer?: string };
 
-const toMarks = (added: readonly Added[], calls: boolean): IngestMark[] =>
+/**
+ * Producers that send a call's evidence in two signals on separate export schedules (Claude
+ * Code: spans, and log events carrying compactions and side calls): their conversations get
+ * a longer quiet time before evaluation (see IngestMark.settleMs).
+ */
+export const SPLIT_EVIDENCE_PRODUCERS: ReadonlySet<string> = new Set([
+  'claude_code',
+  'claude_code_log',
+]);
+
+const toMarks = (added: readonly Added[], calls: boolean, settleMs = 0): IngestMark[] =>
   added.map((row) => ({
     conversationId: row.conversation_id,
     fromNs: String(row.at_ns),
     calls: calls ? 1 : 0,
+    settleMs:
+      row.producer !== undefined && SPLIT_EVIDENCE_PRODUCERS.has(row.producer) ? settleMs : 0,
   }));
 
 /**
@@ -210,7 +222,12 @@ const toMarks = (added: readonly Added[], calls: boolean): IngestMark[] =>
  * span-derived call replaces a log-derived call of the same request id (Claude Code exports
  * both); a log-derived call is skipped when its request already has one.
  */
-export async function insertCalls(db: Db, calls: readonly LlmCall[]): Promise<IngestMark[]> {
+export async function insertCalls(
+  db: Db,
+  calls: readonly LlmCall[],
+  /** Quiet time for conversations of SPLIT_EVIDENCE_PRODUCERS. */
+  settleMs = 0,
+): Promise<IngestMark[]> {
   if (calls.length === 0) return [];
   const workspaceId = calls[0]!.workspaceId;
   const fromLogs = calls.filter((call) => LOG_PRODUCERS.includes(call.producer));
@@ -245,9 +262,9 @@ export async function insertCalls(db: Db, calls: readonly LlmCall[]): Promise<In
       CALL_COLUMNS,
       chunk.map((call) => ({ ...llmCallRow(call), parts: call.parts })),
       'workspace_id, trace_id, span_id',
-      'conversation_id, start_ns AS at_ns',
+      'conversation_id, start_ns AS at_ns, producer',
     );
-    marks.push(...toMarks(added, true));
+    marks.push(...toMarks(added, true, settleMs));
   }
   return marks;
 }

@@ -166,6 +166,7 @@ export interface ConversationsTable {
   eval_error: ColumnType<string | null, string | null | undefined, string | null>;
   /** Added by 0004_evaluator_max_wait.sql: when the conversation last became dirty; null when clean. */
   dirty_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  settle_ms: ColumnType<number, number | undefined, number>;
 }
 
 /** Added by 0002_evaluator.sql: detector state saved at a call position, for replays. */

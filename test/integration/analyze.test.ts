@@ -8,8 +8,11 @@
  * sidechains; usage = input + cache read + cache creation peaks at 42,726 tokens (21% of
  * claude-sonnet-4's 200,000), so no context_too_full; usage never falls from one call to the
  * next of a stream, so no history_lost; stop reasons are only null, tool_use and end_turn, so
- * no output_cut_off. Tool shares (tool_result characters over all message characters before
- * each call, per stream) start 8 episodes that persist for two more calls: tool_takeover x 8.
+ * no output_cut_off. Tool results are held per stream in tokens estimated from each call's
+ * usage growth (split by characters over what was added since the previous call): two
+ * streams hold one tool's results at ≥ 30% of the input for three calls: tool_takeover x 2.
+ * (Shares of message characters alone, ignoring the system prompt and tool definitions a
+ * transcript does not hold, gave 8 warnings, most of them overstated.)
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -76,19 +79,12 @@ const STREAMS = [
 
 const TAKEOVERS = [
   // [agent, tool, share of each call of the episode], in the order of the episodes' first calls
-  ['sidechain-60dade70-20bb-4edb-9dad-9f08267e0cc2', 'Bash', [0.368, 0.557, 0.494]],
-  ['sidechain-60dade70-20bb-4edb-9dad-9f08267e0cc2', 'Read', [0.309, 0.346, 0.329]],
-  ['sidechain-60dade70-20bb-4edb-9dad-9f08267e0cc2', 'Bash', [0.452, 0.452, 0.445]],
-  // Task results are content blocks: their text is measured, not the JSON of the blocks.
-  [null, 'Task', [0.332, 0.307, 0.425]],
-  ['sidechain-0d692b0f-17cb-4fd0-94fb-215dabcef803', 'Bash', [0.458, 0.48, 0.62]],
-  ['sidechain-f4ab2bf6-d642-431a-85cb-66691f24c404', 'Bash', [0.452, 0.423, 0.29]],
-  ['sidechain-0d692b0f-17cb-4fd0-94fb-215dabcef803', 'Read', [0.392, 0.475, 0.605]],
-  ['sidechain-f4ab2bf6-d642-431a-85cb-66691f24c404', 'Read', [0.364, 0.454, 0.515]],
+  ['sidechain-60dade70-20bb-4edb-9dad-9f08267e0cc2', 'Bash', [0.36, 0.361, 0.356]],
+  ['sidechain-f4ab2bf6-d642-431a-85cb-66691f24c404', 'Read', [0.357, 0.353, 0.346]],
 ] as const;
 
 describe('analyze on the real Claude Code transcript with sidechains', () => {
-  it('prints the session, its six streams with sparklines, and eight tool_takeover warnings', async () => {
+  it('prints the session, its six streams with sparklines, and two tool_takeover warnings', async () => {
     const { code, stdout, stderr } = await analyze(TRANSCRIPT);
     expect(stderr).toBe('');
     expect(code).toBe(0);
@@ -106,15 +102,15 @@ describe('analyze on the real Claude Code transcript with sidechains', () => {
         '▂'.repeat(27),
     );
     const findingLines = lines.filter((l) => /^ {2}(INFO|WARNING|CRITICAL) /.test(l));
-    expect(findingLines).toHaveLength(8);
+    expect(findingLines).toHaveLength(2);
     for (const l of findingLines)
       expect(l).toMatch(/^ {2}WARNING {2}tool_takeover {4}Results of tool /);
     expect(findingLines[0]).toBe(
-      '  WARNING  tool_takeover    Results of tool Bash took 36%, 55%, 49% of the input over 3 calls ' +
-        '(7,979 tokens at peak) in sub-agent sidechain-60dade70…',
+      '  WARNING  tool_takeover    Results of tool Bash took 35%, 36%, 35% of the input over 3 calls ' +
+        '(14,412 tokens at peak) in sub-agent sidechain-60dade70…',
     );
     expect(lines.at(-2)).toBe(
-      '1 conversation, 170 calls, 8 findings (0 critical, 8 warning, 0 info)',
+      '1 conversation, 170 calls, 2 findings (0 critical, 2 warning, 0 info)',
     );
   });
 
@@ -134,7 +130,7 @@ describe('analyze on the real Claude Code transcript with sidechains', () => {
     expect(report.totals).toEqual({
       conversations: 1,
       calls: 170,
-      findings: { info: 0, warning: 8, critical: 0 },
+      findings: { info: 0, warning: 2, critical: 0 },
     });
     const [conversation] = report.conversations;
     expect(conversation?.conversationId).toBe(SESSION);

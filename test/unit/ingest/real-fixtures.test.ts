@@ -72,11 +72,21 @@ describe('claude-code_transcript_sidechains.jsonl (Claude Code 1.0.98)', () => {
     expect(r.compactions).toEqual([]);
     expect(r.calls.every((c) => c.runId === SID && c.conversationId === SID)).toBe(true);
   });
-  it('parts: the first main call sees only the user prompt; tool results accumulate', () => {
+  it('parts: tool results accumulate, in tokens estimated from the usage growth', () => {
     const main = byStream.get(`${SID}|main`) ?? [];
-    expect(main[0]?.parts).toMatchObject({ unit: 'chars', system: null, tools: {} });
-    expect(main[1]?.parts?.tools).toEqual({ Glob: 28 });
-    expect(main[2]?.parts?.tools).toEqual({ Glob: 28, TodoWrite: 160 });
+    expect(main[0]?.parts).toMatchObject({
+      unit: 'tokens',
+      system: null,
+      tools: {},
+      source: 'estimated',
+    });
+    // 16,208 → 16,447 tokens: the 28-character Glob result is its share of the 239-token growth
+    expect(main[1]?.parts?.tools).toEqual({ Glob: 21 });
+    // 16,447 → 16,750: the 160-character TodoWrite result gets 46 of the 303 tokens
+    expect(main[2]?.parts?.tools).toEqual({ Glob: 21, TodoWrite: 46 });
+    // the last main call: Task results (the sub-agents' answers) hold about 2k of 21.5k tokens
+    expect(main[8]?.contextTokens).toBe(21_552);
+    expect(main[8]?.parts?.tools).toEqual({ Glob: 21, TodoWrite: 141, Task: 1_978, Write: 16 });
   });
 });
 
