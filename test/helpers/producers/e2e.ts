@@ -2,6 +2,8 @@
  * The end-to-end harness of test/e2e/producers: a fresh rotscope (test/helpers/server.ts)
  * and a fake LLM, a producer run against both, then the normalized rows read back.
  */
+import type { Selectable } from 'kysely';
+import type { LlmCallsTable } from '../../../src/store/schema.ts';
 import { startFakeLlm, type FakeLlm } from '../fake-llm.ts';
 import { startTestServer, type TestServer } from '../server.ts';
 import type { ProducerOptions } from './otel.ts';
@@ -29,38 +31,8 @@ export async function startHarness(): Promise<Harness> {
   };
 }
 
-export interface CallRow {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  conversation_id: string;
-  conversation_synthetic: boolean;
-  agent_id: string | null;
-  stream_key: string;
-  run_id: string;
-  side_call: string | null;
-  request_id: string | null;
-  start_ns: string;
-  producer: string;
-  provider: string | null;
-  request_model: string | null;
-  response_model: string | null;
-  input_tokens_raw: number | null;
-  cache_read_tokens: number | null;
-  cache_write_tokens: number | null;
-  output_tokens: number | null;
-  context_tokens: number | null;
-  usage_rule: string | null;
-  context_window: number | null;
-  window_source: string | null;
-  finish_reason_raw: string | null;
-  finish_class: string | null;
-  output_tool_call: boolean;
-  output_tool_name: string | null;
-  max_output_tokens: number | null;
-  parts: Parts | null;
-  compacted: boolean;
-}
+/** An `llm_calls` row as the tests read it (the schema's row, with `parts` typed). */
+export type CallRow = Omit<Selectable<LlmCallsTable>, 'parts'> & { parts: Parts | null };
 
 export interface Parts {
   unit: 'chars' | 'tokens';
