@@ -16,6 +16,10 @@ if (want('latency')) {
   const { benchLatency } = await import('./latency.ts');
   console.log(JSON.stringify({ bench: 'latency', ...(await benchLatency()) }));
 }
+if (want('statusline')) {
+  const { benchStatusline } = await import('./statusline.ts');
+  console.log(JSON.stringify({ bench: 'statusline', ...(await benchStatusline()) }));
+}
 if (want('evaluator')) {
   const { benchEvaluator } = await import('./evaluator.ts');
   console.log(JSON.stringify({ bench: 'evaluator', ...(await benchEvaluator()) }));

@@ -12,6 +12,7 @@ Usage:
   rotscope migrate [flags]                   apply database migrations and exit
   rotscope token create --workspace W --scope ingest|read|admin
                                              create an API token (printed once)
+  rotscope statusline                        Claude Code status line: how full the context window is (JSON on stdin)
   rotscope analyze FILE... [--json] [--fail-on SEVERITY]
                                              run the detectors offline on transcripts / OTLP JSON files
   rotscope import FILE... [--workspace W]    import Claude Code transcripts (.jsonl) into the store
@@ -29,6 +30,8 @@ const configFlags = Object.fromEntries(
 export interface Io {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /** The whole of standard input (statusline, hook); absent when there is none. */
+  readStdin?: () => Promise<string>;
 }
 
 function parseConfig(
@@ -145,6 +148,10 @@ export async function run(
         parsed.config,
         io,
       );
+    }
+    case 'statusline': {
+      const { statuslineCommand } = await import('./statusline.ts');
+      return statuslineCommand((await io.readStdin?.()) ?? '', io);
     }
     case 'analyze': {
       const { analyzeCommand } = await import('./analyze.ts');

@@ -1,0 +1,81 @@
+/**
+ * `rotscope statusline` on a 1 MB and a 1 GB transcript (DESIGN §10): the in-process reading
+ * (median of 21) and the whole command as Claude Code runs it (median of 5), same run.
+ */
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readContext } from '../src/cli/statusline.ts';
+
+const BIN = fileURLToPath(new URL('../bin/rotscope.js', import.meta.url));
+
+async function transcript(file: string, bytes: number): Promise<void> {
+  const out = createWriteStream(file);
+  const line =
+    JSON.stringify({
+      type: 'user',
+      message: { role: 'user', content: 'lorem ipsum '.repeat(80) },
+    }) + '\n';
+  const block = line.repeat(Math.ceil((1024 * 1024) / line.length));
+  for (let written = 0; written < bytes; written += block.length) {
+    if (!out.write(block)) await once(out, 'drain');
+  }
+  out.write(
+    JSON.stringify({
+      type: 'assistant',
+      isSidechain: false,
+      message: {
+        model: 'claude-sonnet-4-5',
+        usage: {
+          input_tokens: 3,
+          cache_read_input_tokens: 150_000,
+          cache_creation_input_tokens: 1_000,
+        },
+      },
+    }) + '\n',
+  );
+  out.end();
+  await once(out, 'finish');
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export async function benchStatusline() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rotscope-bench-statusline-'));
+  try {
+    const result: Record<string, number> = {};
+    for (const [name, bytes] of [
+      ['1mb', 1024 * 1024],
+      ['1gb', 1024 * 1024 * 1024],
+    ] as const) {
+      const file = path.join(dir, `${name}.jsonl`);
+      await transcript(file, bytes);
+      const status = { model: { id: 'claude-sonnet-4-5' }, transcript_path: file };
+      const inProcess: number[] = [];
+      for (let i = 0; i < 21; i++) {
+        const started = performance.now();
+        const reading = await readContext(status);
+        inProcess.push(performance.now() - started);
+        if (reading?.tokens !== 151_003)
+          throw new Error(`wrong reading ${JSON.stringify(reading)}`);
+      }
+      const command: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now();
+        execFileSync(process.execPath, [BIN, 'statusline'], { input: JSON.stringify(status) });
+        command.push(performance.now() - started);
+      }
+      result[`${name}_in_process_ms`] = Number(median(inProcess).toFixed(2));
+      result[`${name}_command_ms`] = Math.round(median(command));
+    }
+    result.ratio_1gb_vs_1mb_in_process = Number(
+      (result['1gb_in_process_ms']! / result['1mb_in_process_ms']!).toFixed(2),
+    );
+    return result;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
