@@ -6,9 +6,14 @@ import type { AttrValue, Attributes } from '../model/telemetry.ts';
 
 const MAX_DEPTH = 16;
 
-/** Postgres text and jsonb cannot hold NUL; it is replaced so one bad string cannot poison a batch. */
+/**
+ * Postgres text and jsonb cannot hold NUL, and jsonb refuses lone UTF-16 surrogates (which
+ * JSON senders can write as "\ud800"): both are replaced by U+FFFD, so one bad string cannot
+ * poison a whole batch.
+ */
 export function cleanString(value: string): string {
-  return value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
+  const wellFormed = value.isWellFormed() ? value : value.toWellFormed();
+  return wellFormed.includes('\0') ? wellFormed.replaceAll('\0', '\uFFFD') : wellFormed;
 }
 
 export type IdCheck = 'ok' | 'invalid';

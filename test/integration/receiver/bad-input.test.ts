@@ -105,6 +105,25 @@ describe('the OTLP receiver', () => {
     },
   );
 
+  it('stores strings with NUL and lone surrogates (which Postgres refuses) with U+FFFD in their place', async () => {
+    const traceId = hex(16);
+    const body = JSON.stringify(jsonRequest([jsonSpan({ traceId, name: 'chat' })]))
+      .replace('"name":"chat"', '"name":"chat \\ud800 \\u0000 end"')
+      .replace(
+        '"gen_ai.operation.name"',
+        '"gen_ai.operation.name","x":1}, {"key":"k\\udc00","value":{"stringValue":"v\\ud83d"}}, {"key":"y"',
+      );
+    const response = await post(`${server.url}/v1/traces`, body, JSON_TYPE);
+    expect(response.status).toBe(200);
+    const row = await server.store.db
+      .selectFrom('spans')
+      .select(['name', 'attributes'])
+      .where('trace_id', '=', traceId)
+      .executeTakeFirstOrThrow();
+    expect(row.name).toBe('chat \uFFFD \uFFFD end');
+    expect(row.attributes).toMatchObject({ 'k\uFFFD': 'v\uFFFD' });
+  });
+
   it('creates no duplicates when the same batch is sent again', async () => {
     const traceId = hex(16);
     const body = JSON.stringify(jsonRequest([jsonSpan({ traceId }), jsonSpan({ traceId })]));
