@@ -73,16 +73,27 @@ const SPAN_KINDS: Record<string, number> = {
   SPAN_KIND_PRODUCER: 4,
   SPAN_KIND_CONSUMER: 5,
 };
+/** `SEVERITY_NUMBER_TRACE` (1) … `SEVERITY_NUMBER_FATAL4` (24). */
+const SEVERITY_NUMBERS: Record<string, number> = Object.fromEntries(
+  ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'].flatMap((level, i) =>
+    ['', '2', '3', '4'].map((suffix, j) => [`SEVERITY_NUMBER_${level}${suffix}`, i * 4 + j + 1]),
+  ),
+);
 const STATUS_CODES: Record<string, number> = {
   STATUS_CODE_UNSET: 0,
   STATUS_CODE_OK: 1,
   STATUS_CODE_ERROR: 2,
 };
 
-function enumNumber(value: unknown, names: Record<string, number>): number {
-  if (typeof value === 'number' && Number.isInteger(value)) return value;
-  if (typeof value === 'string') return names[value] ?? (/^\d+$/.test(value) ? Number(value) : 0);
-  return 0;
+/**
+ * An enum sent as a number or a name; values outside `0..max` (unknown to this OTLP version,
+ * and too large for the smallint columns) read as 0, unspecified.
+ */
+function enumNumber(value: unknown, names: Record<string, number>, max: number): number {
+  let n = 0;
+  if (typeof value === 'number' && Number.isInteger(value)) n = value;
+  else if (typeof value === 'string') n = names[value] ?? (/^\d+$/.test(value) ? Number(value) : 0);
+  return n >= 0 && n <= max ? n : 0;
 }
 
 function scopeOf(container: Obj): InstrumentationScope {
@@ -146,13 +157,13 @@ function decodeSpan(raw: Obj, resource: Attributes, scope: InstrumentationScope)
     spanId,
     parentSpanId: parentRaw === '' ? null : parentRaw,
     name: str(raw.name),
-    kind: enumNumber(raw.kind, SPAN_KINDS),
+    kind: enumNumber(raw.kind, SPAN_KINDS, 5),
     startTimeUnixNano: start,
     endTimeUnixNano: end,
     attributes: keyValuesToAttributes(raw.attributes),
     events,
     links,
-    statusCode: status ? enumNumber(status.code, STATUS_CODES) : 0,
+    statusCode: status ? enumNumber(status.code, STATUS_CODES, 2) : 0,
     statusMessage: status ? str(status.message) : '',
     resource,
     scope,
@@ -218,7 +229,11 @@ function decodeLog(
   return {
     timeUnixNano: time === '0' ? observed : time,
     observedTimeUnixNano: observed,
-    severityNumber: enumNumber(field(raw, 'severityNumber', 'severity_number'), {}),
+    severityNumber: enumNumber(
+      field(raw, 'severityNumber', 'severity_number'),
+      SEVERITY_NUMBERS,
+      24,
+    ),
     severityText: str(field(raw, 'severityText', 'severity_text')),
     eventName,
     body: raw.body === undefined || raw.body === null ? null : anyValueToJson(raw.body),
