@@ -35,3 +35,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * A value the database refused (SQLSTATE class 22, data exception): the request's data is at
+ * fault, not the server, and sending it again will not help.
+ */
+export function isDataError(error: unknown): error is { code: string; message: string } {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('22');
+}

@@ -19,7 +19,7 @@ import {
   type Signal,
 } from '../otlp/responses.ts';
 import type { Rejection } from '../model/telemetry.ts';
-import { isDatabaseUnavailable } from './errors.ts';
+import { isDataError, isDatabaseUnavailable } from './errors.ts';
 import type { IngestPipeline } from './ingest-pipeline.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -107,6 +107,17 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
           RPC_CODES.UNAVAILABLE,
           'database unavailable, retry later',
           config.retryAfterSeconds,
+        );
+      }
+      if (isDataError(error)) {
+        metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'unstorable_value' });
+        request.log.warn({ err: error }, 'ingest refused a value the database cannot store');
+        return replyStatus(
+          request,
+          reply,
+          400,
+          RPC_CODES.INVALID_ARGUMENT,
+          `a value in this request cannot be stored: ${error.message}`,
         );
       }
       request.log.error({ err: error }, 'ingest failed');
