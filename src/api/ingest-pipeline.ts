@@ -103,9 +103,4 @@ export class IngestPipeline {
   context(workspaceId: string): Promise<NormalizeContext> {
     return this.#context(workspaceId);
   }
-
-  /** Forgets cached workspace settings (after they change through the API). */
-  invalidate(workspaceId: string): void {
-    this.#settings.delete(workspaceId);
-  }
 }
