@@ -1,5 +1,6 @@
-/** Builders for ingest unit tests: spans and log records with defaults, and a test-local OTLP/JSON reader. */
-import type { Attributes, AttrValue, LogRecord, Span } from '../../../src/model/telemetry.ts';
+/** Builders for ingest unit tests: spans and log records with defaults, and OTLP/JSON files as spans. */
+import type { Attributes, LogRecord, Span } from '../../../src/model/telemetry.ts';
+import { decodeTraceJsonFile } from '../../../src/otlp/decode.ts';
 import type { NormalizeContext } from '../../../src/ingest/index.ts';
 
 export const CTX: NormalizeContext = {
@@ -49,87 +50,10 @@ export function log(p: Partial<LogRecord> & { attributes?: Attributes } = {}): L
   };
 }
 
-// ---- test-local OTLP/JSON reader: resourceSpans or Tempo `batches`, scopeSpans or
-// instrumentationLibrarySpans, hex or base64 ids, int64 as strings or (lossy) numbers.
-
-type J = Record<string, unknown>;
-
-function id(v: unknown): string {
-  if (typeof v !== 'string' || v === '') return '';
-  if (/^[0-9a-f]+$/i.test(v) && (v.length === 32 || v.length === 16)) return v.toLowerCase();
-  return Buffer.from(v, 'base64').toString('hex');
-}
-
-function anyValue(v: unknown): AttrValue {
-  const o = (v ?? {}) as J;
-  if ('stringValue' in o) return String(o['stringValue']);
-  if ('boolValue' in o) return Boolean(o['boolValue']);
-  if ('intValue' in o) return Number(o['intValue']);
-  if ('doubleValue' in o) return Number(o['doubleValue']);
-  if ('arrayValue' in o)
-    return (((o['arrayValue'] as J)['values'] as unknown[]) ?? []).map(anyValue);
-  if ('kvlistValue' in o) return attrs((o['kvlistValue'] as J)['values']);
-  if ('bytesValue' in o) return String(o['bytesValue']);
-  return null;
-}
-
-function attrs(list: unknown): Attributes {
-  const out: Attributes = {};
-  for (const kv of (list as J[] | undefined) ?? []) out[String(kv['key'])] = anyValue(kv['value']);
-  return out;
-}
-
-const KINDS: Record<string, number> = {
-  SPAN_KIND_UNSPECIFIED: 0,
-  SPAN_KIND_INTERNAL: 1,
-  SPAN_KIND_SERVER: 2,
-  SPAN_KIND_CLIENT: 3,
-  SPAN_KIND_PRODUCER: 4,
-  SPAN_KIND_CONSUMER: 5,
-};
-
-/** Decodes OTLP/JSON trace requests (one, an array, or a Tempo export) into model spans. */
+/** Decodes an OTLP/JSON file (one request, an array, or a Tempo export) with the project's decoder. */
 export function spansFromOtlpJson(text: string): Span[] {
-  // keep int64 timestamps exact: quote bare numbers before JSON.parse
-  const quoted = text.replace(
-    /"(startTimeUnixNano|endTimeUnixNano|timeUnixNano)":\s*(\d+)/g,
-    '"$1":"$2"',
-  );
-  const whole = JSON.parse(quoted) as unknown;
-  const requests = (Array.isArray(whole) ? whole : [whole]) as J[];
-  const out: Span[] = [];
-  for (const req of requests) {
-    const resourceSpans = (req['resourceSpans'] ?? req['batches'] ?? []) as J[];
-    for (const rs of resourceSpans) {
-      const resource = attrs((rs['resource'] as J | undefined)?.['attributes']);
-      const scopes = (rs['scopeSpans'] ?? rs['instrumentationLibrarySpans'] ?? []) as J[];
-      for (const ss of scopes) {
-        const sc = (ss['scope'] ?? ss['instrumentationLibrary'] ?? {}) as J;
-        for (const s of (ss['spans'] as J[] | undefined) ?? []) {
-          const kind = s['kind'];
-          out.push({
-            traceId: id(s['traceId']),
-            spanId: id(s['spanId']),
-            parentSpanId: id(s['parentSpanId']) || null,
-            name: String(s['name'] ?? ''),
-            kind: typeof kind === 'number' ? kind : (KINDS[String(kind)] ?? 0),
-            startTimeUnixNano: String(s['startTimeUnixNano'] ?? '0'),
-            endTimeUnixNano: String(s['endTimeUnixNano'] ?? '0'),
-            attributes: attrs(s['attributes']),
-            events: ((s['events'] as J[] | undefined) ?? []).map((e) => ({
-              name: String(e['name'] ?? ''),
-              timeUnixNano: String(e['timeUnixNano'] ?? '0'),
-              attributes: attrs(e['attributes']),
-            })),
-            links: [],
-            statusCode: 0,
-            statusMessage: '',
-            resource,
-            scope: { name: String(sc['name'] ?? ''), version: String(sc['version'] ?? '') },
-          });
-        }
-      }
-    }
-  }
-  return out;
+  const decoded = decodeTraceJsonFile(text);
+  if (!decoded.ok) throw new Error(decoded.reason);
+  if (decoded.value.rejected.length > 0) throw new Error(decoded.value.rejected[0]!.detail);
+  return decoded.value.items;
 }
