@@ -91,18 +91,24 @@ export interface CallsAndCompactions {
   compactions: Compaction[];
 }
 
-/** Every call and compaction of a conversation, in start order (capped at `limit` calls). */
-export async function getConversation(
+/** Which calls and compactions to read: a conversation's, or a run's (its run id or trace id). */
+type Scope = { conversationId: string } | { runId: string };
+
+async function callsAndCompactions(
   db: Db,
   workspaceId: string,
-  conversationId: string,
-  limit = 5_000,
+  scope: Scope,
+  limit: number,
 ): Promise<CallsAndCompactions | undefined> {
   const calls = await db
     .selectFrom('llm_calls')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
-    .where('conversation_id', '=', conversationId)
+    .where((eb) =>
+      'conversationId' in scope
+        ? eb('conversation_id', '=', scope.conversationId)
+        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
+    )
     .orderBy('start_ns')
     .orderBy('span_id')
     .limit(limit)
@@ -111,37 +117,34 @@ export async function getConversation(
     .selectFrom('compactions')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
-    .where('conversation_id', '=', conversationId)
+    .where((eb) =>
+      'conversationId' in scope
+        ? eb('conversation_id', '=', scope.conversationId)
+        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
+    )
     .orderBy('at_ns')
     .execute();
   if (calls.length === 0 && compactions.length === 0) return undefined;
   return { calls: calls.map(toLlmCall), compactions: compactions.map(toCompaction) };
 }
 
-/** Every call and compaction of a run (a trace id, or a Claude Code session). */
-export async function getRun(
+/** Every call and compaction of a conversation, in start order (capped at `limit` calls). */
+export function getConversation(
+  db: Db,
+  workspaceId: string,
+  conversationId: string,
+  limit = 5_000,
+): Promise<CallsAndCompactions | undefined> {
+  return callsAndCompactions(db, workspaceId, { conversationId }, limit);
+}
+
+/** Every call and compaction of a run (a trace id, or a Claude Code session), capped at 5,000 calls. */
+export function getRun(
   db: Db,
   workspaceId: string,
   runId: string,
 ): Promise<CallsAndCompactions | undefined> {
-  const calls = await db
-    .selectFrom('llm_calls')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb('run_id', '=', runId), eb('trace_id', '=', runId)]))
-    .orderBy('start_ns')
-    .orderBy('span_id')
-    .limit(5_000)
-    .execute();
-  const compactions = await db
-    .selectFrom('compactions')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb('run_id', '=', runId), eb('trace_id', '=', runId)]))
-    .orderBy('at_ns')
-    .execute();
-  if (calls.length === 0 && compactions.length === 0) return undefined;
-  return { calls: calls.map(toLlmCall), compactions: compactions.map(toCompaction) };
+  return callsAndCompactions(db, workspaceId, { runId }, 5_000);
 }
 
 export interface DetectorCoverage {

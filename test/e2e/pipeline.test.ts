@@ -128,6 +128,19 @@ describe('OTLP in, findings out', () => {
       expect(payload.data.url).toMatch(/\/#\/findings\/\d+$/);
     }
 
+    const traceId = root.spanContext().traceId;
+    type Calls = {
+      calls: Array<{ contextTokens: number; traceId: string }>;
+      compactions: unknown[];
+    };
+    const byConversation = await api<Calls>('GET', `/api/conversations/${conversationId}`);
+    expect(byConversation.calls.map((c) => c.contextTokens)).toEqual(usages);
+    const byRun = await api<Calls>('GET', `/api/runs/${traceId}`);
+    expect(byRun.calls.map((c) => [c.traceId, c.contextTokens])).toEqual(
+      usages.map((u) => [traceId, u]),
+    );
+    expect(byRun.compactions).toEqual([]);
+
     const coverage = await api<{ calls: number; detectors: Record<string, { share: number }> }>(
       'GET',
       '/api/coverage',
