@@ -70,55 +70,52 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     (_request, body, done) => done(null, body),
   );
 
+  /** Counts a refused request under `reason` and answers with a google.rpc.Status. */
+  const refuse = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    reason: string,
+    httpStatus: number,
+    rpcCode: number,
+    message: string,
+    retryAfterSeconds?: number,
+  ) => {
+    const signal: Signal = request.url.startsWith('/v1/logs') ? 'logs' : 'traces';
+    metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason });
+    return replyStatus(request, reply, httpStatus, rpcCode, message, retryAfterSeconds);
+  };
+  const { INVALID_ARGUMENT } = RPC_CODES;
+
   app.setErrorHandler(
     (error: { statusCode?: number; message: string; code?: string }, request, reply) => {
       const status = error.statusCode ?? 500;
-      const signal = request.url.startsWith('/v1/logs') ? 'logs' : 'traces';
       if (status === 413) {
-        metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'too_large' });
-        return replyStatus(
-          request,
-          reply,
-          413,
-          RPC_CODES.INVALID_ARGUMENT,
-          `request body over ${config.maxBodyBytes} bytes`,
-        );
+        const message = `request body over ${config.maxBodyBytes} bytes`;
+        return refuse(request, reply, 'too_large', 413, INVALID_ARGUMENT, message);
       }
       if (status === 415) {
-        metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'unsupported_media_type' });
-        return replyStatus(
-          request,
-          reply,
-          415,
-          RPC_CODES.INVALID_ARGUMENT,
-          unsupportedTypeMessage(request),
-        );
+        const message = unsupportedTypeMessage(request);
+        return refuse(request, reply, 'unsupported_media_type', 415, INVALID_ARGUMENT, message);
       }
       if (status >= 400 && status < 500) {
-        metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'bad_request' });
-        return replyStatus(request, reply, status, RPC_CODES.INVALID_ARGUMENT, error.message);
+        return refuse(request, reply, 'bad_request', status, INVALID_ARGUMENT, error.message);
       }
       if (isDatabaseUnavailable(error)) {
-        metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'db_unavailable' });
-        return replyStatus(
+        const message = 'database unavailable, retry later';
+        return refuse(
           request,
           reply,
+          'db_unavailable',
           503,
           RPC_CODES.UNAVAILABLE,
-          'database unavailable, retry later',
+          message,
           config.retryAfterSeconds,
         );
       }
       if (isDataError(error)) {
-        metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'unstorable_value' });
         request.log.warn({ err: error }, 'ingest refused a value the database cannot store');
-        return replyStatus(
-          request,
-          reply,
-          400,
-          RPC_CODES.INVALID_ARGUMENT,
-          `a value in this request cannot be stored: ${error.message}`,
-        );
+        const message = `a value in this request cannot be stored: ${error.message}`;
+        return refuse(request, reply, 'unstorable_value', 400, INVALID_ARGUMENT, message);
       }
       request.log.error({ err: error }, 'ingest failed');
       return replyStatus(request, reply, 500, RPC_CODES.INTERNAL, 'internal error');
@@ -127,14 +124,14 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
 
   app.addHook('onRequest', async (request, reply) => {
     if (inflight >= config.maxInflightIngest) {
-      const signal = request.url.startsWith('/v1/logs') ? 'logs' : 'traces';
-      metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason: 'overloaded' });
-      return replyStatus(
+      const message = 'too many requests in flight';
+      return refuse(
         request,
         reply,
+        'overloaded',
         429,
         RPC_CODES.RESOURCE_EXHAUSTED,
-        'too many requests in flight',
+        message,
         config.retryAfterSeconds,
       );
     }
@@ -149,14 +146,8 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     const metricSignal = METRIC_SIGNAL[signal];
     const encoding = encodingOf(request.headers['content-type']);
     if (!encoding) {
-      metrics.rejected.inc({ signal: metricSignal, reason: 'unsupported_media_type' });
-      return replyStatus(
-        request,
-        reply,
-        415,
-        RPC_CODES.INVALID_ARGUMENT,
-        unsupportedTypeMessage(request),
-      );
+      const message = unsupportedTypeMessage(request);
+      return refuse(request, reply, 'unsupported_media_type', 415, INVALID_ARGUMENT, message);
     }
     let body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
     const contentEncoding = (request.headers['content-encoding'] ?? 'identity')
@@ -167,36 +158,25 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
       try {
         body = await gunzipAsync(body, { maxOutputLength: config.maxDecompressedBytes });
       } catch (error) {
-        const tooLarge = (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-        metrics.rejected.inc({
-          signal: metricSignal,
-          reason: tooLarge ? 'too_large' : 'undecodable',
-        });
-        return tooLarge
-          ? replyStatus(
+        return (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE'
+          ? refuse(
               request,
               reply,
+              'too_large',
               413,
-              RPC_CODES.INVALID_ARGUMENT,
+              INVALID_ARGUMENT,
               `decompressed body over ${config.maxDecompressedBytes} bytes`,
             )
-          : replyStatus(request, reply, 400, RPC_CODES.INVALID_ARGUMENT, 'invalid gzip body');
+          : refuse(request, reply, 'undecodable', 400, INVALID_ARGUMENT, 'invalid gzip body');
       }
     } else if (contentEncoding !== 'identity') {
-      metrics.rejected.inc({ signal: metricSignal, reason: 'unsupported_media_type' });
-      return replyStatus(
-        request,
-        reply,
-        415,
-        RPC_CODES.INVALID_ARGUMENT,
-        `unsupported Content-Encoding "${contentEncoding}" (use gzip or none)`,
-      );
+      const message = `unsupported Content-Encoding "${contentEncoding}" (use gzip or none)`;
+      return refuse(request, reply, 'unsupported_media_type', 415, INVALID_ARGUMENT, message);
     }
 
     const decoded = signal === 'traces' ? decodeTraces(body, encoding) : decodeLogs(body, encoding);
     if (!decoded.ok) {
-      metrics.rejected.inc({ signal: metricSignal, reason: 'undecodable' });
-      return replyStatus(request, reply, 400, RPC_CODES.INVALID_ARGUMENT, decoded.reason);
+      return refuse(request, reply, 'undecodable', 400, INVALID_ARGUMENT, decoded.reason);
     }
     const { items, rejected } = decoded.value;
     metrics.received.inc({ signal: metricSignal }, items.length + rejected.length);
