@@ -8,13 +8,14 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildTimeline, runDetectors, type TimelineItem } from '../detectors/index.ts';
+import { buildTimeline, driveDetectors, type TimelineItem } from '../detectors/index.ts';
 import { normalizeSpans, normalizeTranscript, type NormalizeContext } from '../ingest/index.ts';
 import type { WindowOverride } from '../ingest/index.ts';
 import type { Compaction, LlmCall } from '../model/calls.ts';
 import {
   COUNT_THRESHOLDS,
   DEFAULT_THRESHOLDS,
+  DETECTOR_IDS,
   RATIO_THRESHOLDS,
   SEVERITY_RANK,
   type FindingDraft,
@@ -327,6 +328,26 @@ function firstNsOf(item: TimelineItem | undefined): string {
   return item.type === 'call' ? item.call.startNs : item.compaction.atNs;
 }
 
+/**
+ * Findings in the order people read them: by the timeline position of the finding's call,
+ * then in detector order, then as reported.
+ */
+function inTimelineOrder(
+  findings: readonly FindingDraft[],
+  timeline: readonly TimelineItem[],
+): FindingDraft[] {
+  const position = new Map<string, number>();
+  timeline.forEach((item, i) => {
+    if (item.type === 'call') position.set(`${item.call.traceId}:${item.call.spanId}`, i);
+  });
+  const pos = (f: FindingDraft) => position.get(`${f.traceId}:${f.spanId}`) ?? -1;
+  const rank = (f: FindingDraft) => DETECTOR_IDS.indexOf(f.detector);
+  return findings
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => pos(a.f) - pos(b.f) || rank(a.f) - rank(b.f) || a.i - b.i)
+    .map(({ f }) => f);
+}
+
 function analyzeConversations(
   files: readonly FileResult[],
   thresholds: Thresholds,
@@ -349,7 +370,7 @@ function analyzeConversations(
   const reports = [...conversations.entries()].map(([conversationId, conv]) => {
     const timeline = buildTimeline(conv.calls, conv.compactions);
     const ordered = timeline.flatMap((i) => (i.type === 'call' ? [i.call] : []));
-    const { findings } = runDetectors({}, timeline, { thresholds });
+    const { findings } = driveDetectors({}, timeline, { thresholds });
     return {
       conversationId,
       firstNs: firstNsOf(timeline[0]),
@@ -358,7 +379,7 @@ function analyzeConversations(
         calls: conv.calls.length,
         compactions: conv.compactions.length,
         streams: streamReports(ordered),
-        findings,
+        findings: inTimelineOrder(findings.values(), timeline),
       },
     };
   });

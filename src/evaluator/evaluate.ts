@@ -4,7 +4,10 @@
  * the detectors from the stored state, upserts findings with their outbox rows, and stores
  * the new position and state.
  */
-import type { Detector, TimelineItem } from '../detectors/types.ts';
+import { driveDetectors, FindingSet, type DetectorStates } from '../detectors/drive.ts';
+import { buildTimeline } from '../detectors/timeline.ts';
+import type { Detector } from '../detectors/types.ts';
+import type { LlmCall } from '../model/calls.ts';
 import { getAlertSettings } from '../store/alerts.ts';
 import {
   deleteCheckpoints,
@@ -18,7 +21,6 @@ import type { Db } from '../store/db.ts';
 import { enqueueDeliveries } from '../store/deliveries.ts';
 import { upsertFinding } from '../store/findings.ts';
 import { loadTimelinePage, type TimelinePosition } from '../store/timeline.ts';
-import { DraftSet, feedTimeline } from './run.ts';
 import { initialState, readState, type EvaluatorState } from './state.ts';
 import { applyWindowOverrides } from './window-overrides.ts';
 
@@ -115,8 +117,19 @@ export async function evaluateConversation(
   const resume = await resumePoint(db, claimed, detectors);
   let { state, position } = resume;
 
-  const drafts = new DraftSet();
+  const findings = new FindingSet();
   const checkpoints: Checkpoint[] = [];
+  let { sinceCheckpoint } = state;
+  /** Every `checkpointEvery` calls, the state after the call is kept as a checkpoint. */
+  const afterCall = (call: LlmCall, states: DetectorStates) => {
+    sinceCheckpoint += 1;
+    if (checkpointEvery <= 0 || sinceCheckpoint < checkpointEvery) return;
+    sinceCheckpoint = 0;
+    checkpoints.push({
+      position: { ns: call.startNs, spanId: call.spanId },
+      state: { v: 1, sinceCheckpoint, detectors: states } satisfies EvaluatorState,
+    });
+  };
   let calls = 0;
   let settled = true;
   for (;;) {
@@ -127,17 +140,15 @@ export async function evaluateConversation(
     const want = Math.min(pageSize, maxCalls - calls);
     const page = await loadTimelinePage(db, key, position, want);
     if (!page.last) break;
-    const items: TimelineItem[] = page.items.map((item) =>
-      item.type === 'call'
-        ? { type: 'call', call: applyWindowOverrides(item.call, settings.windowOverrides) }
-        : item,
+    const pageCalls = page.calls.map((call) =>
+      applyWindowOverrides(call, settings.windowOverrides),
     );
-    const fed = feedTimeline(detectors, state, items, context, drafts, checkpointEvery);
-    state = fed.state;
-    checkpoints.push(...fed.checkpoints);
+    const items = buildTimeline(pageCalls, page.compactions);
+    const fed = driveDetectors(state.detectors, items, context, { detectors, findings, afterCall });
+    state = { v: 1, sinceCheckpoint, detectors: fed.states };
     position = page.last;
-    calls += page.calls;
-    if (page.calls < want) break;
+    calls += page.calls.length;
+    if (page.calls.length < want) break;
   }
 
   const result: EvaluationResult = {
@@ -153,7 +164,7 @@ export async function evaluateConversation(
   };
   if (settings.enabled) {
     // A fixed order of row locks: evaluators writing the same anchors cannot deadlock.
-    const ordered = drafts
+    const ordered = findings
       .values()
       .sort((a, b) => compareText(a.detector, b.detector) || compareText(a.anchor, b.anchor));
     for (const draft of ordered) {

@@ -2,6 +2,7 @@
  * What the evaluator stores on a conversation row (and in checkpoints): each detector's
  * JSON state by detector id, and the number of calls since the last checkpoint.
  */
+import { initialStates, type DetectorStates } from '../detectors/drive.ts';
 import type { Detector } from '../detectors/types.ts';
 
 /** The stored evaluation state of one conversation. */
@@ -10,16 +11,12 @@ export interface EvaluatorState {
   /** Calls fed since the last checkpoint was taken. */
   sinceCheckpoint: number;
   /** Each detector's state, by detector id. */
-  detectors: Record<string, unknown>;
+  detectors: DetectorStates;
 }
 
 /** The state before a conversation's first item. */
 export function initialState(detectors: readonly Detector[]): EvaluatorState {
-  return {
-    v: 1,
-    sinceCheckpoint: 0,
-    detectors: Object.fromEntries(detectors.map((d) => [d.id, d.initial()])),
-  };
+  return { v: 1, sinceCheckpoint: 0, detectors: initialStates(detectors) };
 }
 
 /**

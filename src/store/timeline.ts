@@ -1,12 +1,12 @@
 /**
- * A conversation's timeline as the detectors read it: LLM calls in `(start_ns, span_id)`
- * order merged with compactions in `at_ns` order, read page by page after a position with
- * indexed range queries (llm_calls_conversation_idx, compactions_conversation_idx), so that
- * reading the next calls of a conversation costs the same at call 10,000 as at call 10.
+ * The rows of a conversation's timeline: LLM calls in `(start_ns, span_id)` order and the
+ * compactions among them, read page by page after a position with indexed range queries
+ * (llm_calls_conversation_idx, compactions_conversation_idx), so that reading the next calls
+ * of a conversation costs the same at call 10,000 as at call 10. The order the detectors read
+ * them in is built by `buildTimeline` (src/detectors/timeline.ts), not here.
  *
- * Ordering rules (the evaluator's position depends on them):
- * - calls are ordered by `(start_ns, span_id)` as PostgreSQL orders them;
- * - a compaction at `at_ns` comes before every call starting at or after `at_ns`;
+ * Paging rules (the evaluator's position depends on them):
+ * - calls are paged by `(start_ns, span_id)` as PostgreSQL orders them;
  * - a page ends with a call. Compactions after a page's last call are not part of it: they
  *   are read with the next call, so a position `(ns, spanId)` always means "every call up to
  *   it and every compaction at or before `ns`".
@@ -21,7 +21,6 @@ import type {
   UsageRule,
   WindowSource,
 } from '../model/calls.ts';
-import type { TimelineItem } from '../detectors/types.ts';
 import { int4 } from './columns.ts';
 import type { Db } from './db.ts';
 import type { CompactionsTable, LlmCallsTable } from './schema.ts';
@@ -34,10 +33,10 @@ export interface TimelinePosition {
 }
 
 export interface TimelinePage {
-  /** Compactions and calls, in timeline order. */
-  items: TimelineItem[];
-  /** Number of calls in `items`. */
-  calls: number;
+  /** The page's calls, by `(startNs, spanId)`. */
+  calls: LlmCall[];
+  /** The compactions after the previous page's last call, up to this page's last call. */
+  compactions: Compaction[];
   /** The position of the page's last call; null when the page is empty. */
   last: TimelinePosition | null;
 }
@@ -164,7 +163,7 @@ export function compactionRow(compaction: Compaction) {
 
 /**
  * Reads up to `limit` calls of a conversation after `after` (all from the start when null),
- * with the compactions that precede them and follow `after`, merged in timeline order.
+ * with the compactions that precede them and follow `after`.
  */
 export async function loadTimelinePage(
   db: Db,
@@ -184,7 +183,7 @@ export async function loadTimelinePage(
   }
   const callRows = await callsQuery.orderBy('start_ns').orderBy('span_id').limit(limit).execute();
   const lastRow = callRows.at(-1);
-  if (!lastRow) return { items: [], calls: 0, last: null };
+  if (!lastRow) return { calls: [], compactions: [], last: null };
   const last: TimelinePosition = { ns: String(lastRow.start_ns), spanId: lastRow.span_id };
 
   let compactionsQuery = db
@@ -197,33 +196,8 @@ export async function loadTimelinePage(
   const compactionRows = await compactionsQuery.orderBy('at_ns').orderBy('id').execute();
 
   return {
-    items: mergeTimeline(callRows.map(toLlmCall), compactionRows.map(toCompaction)),
-    calls: callRows.length,
+    calls: callRows.map(toLlmCall),
+    compactions: compactionRows.map(toCompaction),
     last,
   };
-}
-
-/**
- * Merges calls (sorted by start) and compactions (sorted by time) into one timeline; a
- * compaction goes before every call that starts at or after it.
- */
-export function mergeTimeline(
-  calls: readonly LlmCall[],
-  compactions: readonly Compaction[],
-): TimelineItem[] {
-  const items: TimelineItem[] = [];
-  let next = 0;
-  for (const call of calls) {
-    const start = BigInt(call.startNs);
-    for (; next < compactions.length; next++) {
-      const compaction = compactions[next]!;
-      if (BigInt(compaction.atNs) > start) break;
-      items.push({ type: 'compaction', compaction });
-    }
-    items.push({ type: 'call', call });
-  }
-  for (; next < compactions.length; next++) {
-    items.push({ type: 'compaction', compaction: compactions[next]! });
-  }
-  return items;
 }

@@ -332,8 +332,14 @@ describe('analyze on OTLP/JSON files', () => {
       ? { key, value: { intValue: String(value) } }
       : { key, value: { stringValue: value } };
 
-  /** One ExportTraceServiceRequest with one semconv chat span. */
-  function request(spanId: string, startSec: number, input: number, finish: string) {
+  /** One ExportTraceServiceRequest with one semconv chat span (of trace `traceId`, one run). */
+  function request(
+    spanId: string,
+    startSec: number,
+    input: number,
+    finish: string,
+    traceId = '0af7651916cd43dd8448eb211c80319c',
+  ) {
     return {
       resourceSpans: [
         {
@@ -343,7 +349,7 @@ describe('analyze on OTLP/JSON files', () => {
               scope: { name: 'test' },
               spans: [
                 {
-                  traceId: '0af7651916cd43dd8448eb211c80319c',
+                  traceId,
                   spanId,
                   name: 'chat claude-sonnet-4',
                   kind: 3,
@@ -399,6 +405,35 @@ describe('analyze on OTLP/JSON files', () => {
     expect(text.stdout).toContain(
       '  CRITICAL context_too_full Context 90% full (180,000 of 200,000 tokens) on claude-sonnet-4 in run 0af76519…',
     );
+  });
+
+  it('never lowers a finding: a run that went critical stays critical when, forgotten after 64 newer runs, it comes back below the line', async () => {
+    // context_too_full keeps the last 64 runs of a conversation; a late call of an older run
+    // starts that run afresh and reports its anchor again, here as a warning. The evaluator
+    // keeps the higher severity (DESIGN §6), and analyze runs the same driver.
+    const trace = (n: number) => n.toString(16).padStart(32, '0');
+    const span = (n: number) => n.toString(16).padStart(16, '0');
+    const t0 = 1767225600;
+    const requests = [
+      request(span(1), t0, 180000, 'end_turn', trace(1)),
+      ...Array.from({ length: 64 }, (_, i) =>
+        request(span(i + 2), t0 + 10 * (i + 1), 1000, 'end_turn', trace(i + 2)),
+      ),
+      request(span(100), t0 + 10_000, 150000, 'end_turn', trace(1)),
+    ];
+    const file = join(dir, 'many-runs.jsonl');
+    await writeFile(file, requests.map((r) => JSON.stringify(r)).join('\n'));
+    const { code, stdout } = await analyze(file, '--json', '--fail-on', 'critical');
+    const report = JSON.parse(stdout) as JsonReport;
+    const full = report.conversations[0]?.findings.filter((f) => f.detector === 'context_too_full');
+    expect(full?.map((f) => [f.severity, f.summary])).toEqual([
+      [
+        'critical',
+        `Context 75% full (150,000 of 200,000 tokens) on claude-sonnet-4 in run ${trace(1).slice(0, 8)}…`,
+      ],
+    ]);
+    expect(report.totals.findings.critical).toBe(1);
+    expect(code).toBe(1);
   });
 
   it('reads the real OpenInference array of requests', async () => {

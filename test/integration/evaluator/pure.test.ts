@@ -1,11 +1,11 @@
-/** The evaluator's pure helpers (no database): globs, backoff, draft collapsing, timeline merge. */
+/**
+ * The evaluator's pure helpers (no database): window overrides, backoff. The driver and the
+ * timeline builder it uses are tested in test/unit/detectors.
+ */
 import { describe, expect, it } from 'vitest';
 import { failureBackoffMs } from '../../../src/evaluator/evaluator.ts';
-import { DraftSet } from '../../../src/evaluator/run.ts';
 import { applyWindowOverrides, matchesModelGlob } from '../../../src/evaluator/window-overrides.ts';
-import type { FindingDraft } from '../../../src/model/findings.ts';
-import { mergeTimeline } from '../../../src/store/timeline.ts';
-import { call, compaction } from './helpers.ts';
+import { call } from './helpers.ts';
 
 describe('matchesModelGlob', () => {
   it.each([
@@ -41,59 +41,5 @@ describe('failureBackoffMs', () => {
     expect(failureBackoffMs(30, () => 0.5)).toBe(300_000);
     expect(failureBackoffMs(1, () => 0)).toBe(800);
     expect(failureBackoffMs(1, () => 1)).toBe(1200);
-  });
-});
-
-describe('DraftSet', () => {
-  const draft = (
-    anchor: string,
-    severity: FindingDraft['severity'],
-    summary: string,
-  ): FindingDraft => ({
-    detector: 'context_too_full',
-    anchor,
-    severity,
-    kind: null,
-    conversationId: 'c',
-    streamKey: 'c',
-    runId: 'r',
-    traceId: 't',
-    spanId: 's',
-    model: null,
-    summary,
-    details: {},
-  });
-
-  it('keeps the latest draft per anchor at the highest severity seen', () => {
-    const set = new DraftSet();
-    set.add(draft('a', 'warning', 'first'));
-    set.add(draft('b', 'info', 'other'));
-    set.add(draft('a', 'critical', 'second'));
-    set.add(draft('a', 'warning', 'third'));
-    expect(set.values().map((d) => [d.anchor, d.severity, d.summary])).toEqual([
-      ['b', 'info', 'other'],
-      ['a', 'critical', 'third'],
-    ]);
-  });
-});
-
-describe('mergeTimeline', () => {
-  it('puts a compaction before calls starting at or after it, trailing ones last', () => {
-    const items = mergeTimeline(
-      [call('m', 1), call('m', 2), call('m', 3)],
-      [compaction('m', 0.5), compaction('m', 2), compaction('m', 4)],
-    );
-    expect(
-      items.map((i) =>
-        i.type === 'call' ? i.call.spanId : `compaction@${i.compaction.sourceKey}`,
-      ),
-    ).toEqual([
-      'compaction@compaction-m-0.5',
-      'm-000001',
-      'compaction@compaction-m-2',
-      'm-000002',
-      'm-000003',
-      'compaction@compaction-m-4',
-    ]);
   });
 });
