@@ -4,6 +4,7 @@ import { startNotifier } from './channels/delivery-loop.ts';
 import type { Config } from './config.ts';
 import { startEvaluator } from './evaluator/evaluator.ts';
 import type { EvaluationResult } from './evaluator/evaluate.ts';
+import { describeError, isDatabaseUnavailable } from './store/connection-errors.ts';
 import type { Store } from './store/db.ts';
 import { pruneOlderThan } from './store/retention.ts';
 
@@ -60,7 +61,12 @@ function startRetention(store: Store, days: number, log: Logger): Loop {
           log.info({ deleted, days }, 'retention pruned old rows');
       })
       .catch((error: unknown) =>
-        log.warn({ err: error }, 'retention failed; retrying at the next interval'),
+        isDatabaseUnavailable(error)
+          ? log.warn(
+              { error: describeError(error) },
+              'retention cannot reach the database; retrying at the next interval',
+            )
+          : log.warn({ err: error }, 'retention failed; retrying at the next interval'),
       )
       .finally(() => {
         running = undefined;

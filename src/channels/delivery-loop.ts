@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { getChannelWithSecrets } from '../store/channels.ts';
+import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Db } from '../store/db.ts';
 import {
   claimDueDeliveries,
@@ -198,6 +199,24 @@ export function startNotifier(options: NotifierOptions): Notifier {
   let ticking: Promise<void> | undefined;
   let again = false;
   let claimFailing = false;
+  /** The database could not be reached (logged once; cleared by the next claim that works). */
+  let databaseDown = false;
+
+  /**
+   * Handles an error of the database: when it cannot be reached, logs one line for the whole
+   * outage and returns true (the caller leaves the delivery to its lease); else returns false.
+   */
+  function databaseUnavailable(error: unknown): boolean {
+    if (!isDatabaseUnavailable(error)) return false;
+    if (!databaseDown)
+      log.warn(
+        { error: describeError(error) },
+        'delivery: cannot reach the database; retrying every 2 s',
+      );
+    databaseDown = true;
+    return true;
+  }
+
 
   async function prepare(
     claim: ClaimedDelivery,
@@ -234,6 +253,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
         : { status: 'permanent', error: prepared.error };
     } catch (error) {
       // The database failed while loading: leave the row to its lease and try again later.
+      if (databaseUnavailable(error)) return;
       log.error(
         { err: error, deliveryId: claim.id },
         'delivery: could not load channel or finding',
@@ -267,6 +287,8 @@ export function startNotifier(options: NotifierOptions): Notifier {
     } catch (err) {
       // The channel (and with it the delivery) was deleted meanwhile: nothing left to record.
       if ((err as { code?: unknown }).code === '23503') return;
+      // Sent but not recorded: the lease runs out and it is sent again (at-least-once, same id).
+      if (databaseUnavailable(err)) return;
       log.error({ err, deliveryId: claim.id }, 'delivery: could not record attempt');
       return;
     }
@@ -331,11 +353,13 @@ export function startNotifier(options: NotifierOptions): Notifier {
     }
     ticking = claimRound()
       .then(() => {
-        if (claimFailing) log.info({}, 'delivery: claiming works again');
+        if (claimFailing || databaseDown) log.info({}, 'delivery: claiming works again');
         claimFailing = false;
+        databaseDown = false;
       })
       .catch((error: unknown) => {
-        if (!claimFailing) log.error({ err: error }, 'delivery: could not claim due deliveries');
+        if (!databaseUnavailable(error) && !claimFailing)
+          log.error({ err: error }, 'delivery: could not claim due deliveries');
         claimFailing = true;
       })
       .finally(() => {

@@ -13,6 +13,7 @@ import {
   evaluationFailures,
   recordEvaluationFailure,
 } from '../store/conversations.ts';
+import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Store } from '../store/db.ts';
 import { evaluateConversation, type EvaluateOptions, type EvaluationResult } from './evaluate.ts';
 
@@ -59,18 +60,18 @@ export interface Evaluator {
   runOnce(): Promise<number>;
 }
 
+/**
+ * The wait before the next poll after `failedRuns` consecutive runs that could not reach the
+ * database: the poll interval doubling up to 2 s (no jitter: one process, one loop).
+ */
+export function outageDelayMs(pollMs: number, failedRuns: number): number {
+  return failedRuns === 0 ? pollMs : Math.max(pollMs, Math.min(2_000, pollMs * 2 ** failedRuns));
+}
+
 /** Backoff after `failures` consecutive failures of a conversation: 1 s doubling to 5 min, ±20% jitter. */
 export function failureBackoffMs(failures: number, random: () => number = Math.random): number {
   const base = Math.min(300_000, 1000 * 2 ** Math.max(0, failures - 1));
   return Math.round(base * (0.8 + 0.4 * random()));
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
-  }
-  return String(error);
 }
 
 /** Starts the evaluator loop; `stop()` ends it. */
@@ -83,11 +84,14 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const evaluateOptions: EvaluateOptions = { ...options.tuning, detectors };
   let stopping = false;
   let failing = false;
+  /** Consecutive runs that could not reach the database (0 when it is reachable). */
+  let failedRuns = 0;
   let wake: (() => void) | undefined;
 
   /**
    * Claims and evaluates one conversation. A failure after the claim puts that conversation in
-   * backoff and is reported as `failed`; a failure before it (the database) rejects.
+   * backoff and is reported as `failed`; a failure before it, or a database that cannot be
+   * reached (the conversation is not at fault: its claim rolled back, it stays dirty), rejects.
    */
   async function evaluateNext(): Promise<
     { status: 'none' } | { status: 'evaluated'; result: EvaluationResult } | { status: 'failed' }
@@ -105,11 +109,14 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
       });
       return result ? { status: 'evaluated', result } : { status: 'none' };
     } catch (error) {
-      if (!claimedKey) throw error;
+      if (!claimedKey || isDatabaseUnavailable(error)) throw error;
       // The transaction rolled back; put this conversation in backoff so others go first.
       const failures = (await evaluationFailures(store.db, claimedKey)) + 1;
       const retryAfterMs = failureBackoffMs(failures);
-      await recordEvaluationFailure(store.db, claimedKey, { error: describe(error), retryAfterMs });
+      await recordEvaluationFailure(store.db, claimedKey, {
+        error: describeError(error),
+        retryAfterMs,
+      });
       log.error(
         { ...claimedKey, failures, retryAfterMs, err: error },
         'conversation evaluation failed',
@@ -149,10 +156,16 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     // Workers claim different conversations (SKIP LOCKED); one finding none left stops.
     const outcomes = await Promise.allSettled(Array.from({ length: concurrency }, worker));
     const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    failedRuns = failure ? failedRuns + 1 : 0;
     if (failure && !failing) {
       // The database itself failed (claim or failure bookkeeping): log once until it recovers.
       failing = true;
-      log.warn({ err: failure.reason }, 'evaluator cannot reach the database; retrying every poll');
+      if (isDatabaseUnavailable(failure.reason))
+        log.warn(
+          { error: describeError(failure.reason) },
+          'evaluator cannot reach the database; retrying with backoff up to 2 s',
+        );
+      else log.error({ err: failure.reason }, 'evaluator run failed; retrying with backoff');
     }
     return evaluated;
   }
@@ -162,7 +175,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const loop = (async () => {
     while (!stopping) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, config.evaluatorPollMs);
+        const timer = setTimeout(resolve, outageDelayMs(config.evaluatorPollMs, failedRuns));
         wake = () => {
           clearTimeout(timer);
           resolve();

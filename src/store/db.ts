@@ -41,6 +41,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: 5_000,
+      // Names the sessions in pg_stat_activity unless the URL or PGAPPNAME names them.
+      fallback_application_name: 'rotscope',
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === INT8_OID
@@ -48,8 +50,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
             : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     });
-    // An idle client that loses its server emits 'error' on the pool; without a listener that crashes the process.
-    pool.on('error', () => {});
+    ignoreConnectionErrors(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,
@@ -71,6 +72,20 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),
   });
   return { db, kind: 'pglite', location: options.dataDir, close: () => db.destroy() };
+}
+
+/**
+ * A connection that dies (server restart, `pg_terminate_backend`: FATAL 57P01) emits 'error' on
+ * its client, and an 'error' event without a listener ends the process. pg-pool listens only
+ * while the client is idle (and re-emits it on the pool); a client checked out by a query or
+ * transaction has no listener of its own. The error is not lost by ignoring the event: pg also
+ * rejects the query in progress with it, and any later query on that client with "Client has
+ * encountered a connection error"; the pool discards the client on release. Those rejections
+ * reach the caller, which answers 503 or backs off (connection-errors.ts).
+ */
+function ignoreConnectionErrors(pool: pg.Pool): void {
+  pool.on('error', () => {}); // an idle client lost its server; the pool has already dropped it
+  pool.on('connect', (client) => client.on('error', () => {})); // a checked-out client did
 }
 
 export function redactUrl(url: string): string {

@@ -1,0 +1,57 @@
+/**
+ * Tells a database that cannot be reached (down, restarting, refusing connections, a session
+ * terminated by an administrator, a pool that cannot connect in time) from every other error.
+ * Such a failure is retryable: requests answer 503 with Retry-After, background loops back off
+ * and try again; it is never a bug and never a reason to exit.
+ */
+
+/** Error codes (Node socket errors and SQLSTATEs) that mean "the database is unavailable". */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P01', // admin_shutdown: pg_terminate_backend, or a fast/smart shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: starting up or shutting down
+  '53300', // too_many_connections
+]);
+
+/**
+ * Messages of errors that `pg`, `pg-pool` and kysely raise without a code when the connection
+ * is lost or cannot be made.
+ */
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Postgres connection has been discarded|pool is closed/i;
+
+/**
+ * True when `error` (or an error in its `cause` chain, or in an AggregateError's `errors`)
+ * says the database cannot be reached: SQLSTATE class 08 (connection exception), 57P01/57P02/
+ * 57P03, 53300, socket errors (ECONNREFUSED, ECONNRESET, ...) and the connection-loss and
+ * pool-timeout errors of `pg`.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const e = current as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || /^08/.test(e.code)))
+      return true;
+    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
+    if (Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable)) return true;
+    current = e.cause;
+  }
+  return false;
+}
+
+/** One short line for logs: `CODE: message` of the error (no stack). */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}
