@@ -84,27 +84,23 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const asRoot = process.getuid?.() === 0;
   const dir = mkdtempSync(path.join(tmpdir(), 'rotscope-pg-'));
   const dataDir = path.join(dir, 'data');
-  if (asRoot) {
-    const uid = await run('id', ['-u', 'postgres']);
-    const gid = await run('id', ['-g', 'postgres']);
-    chownSync(dir, Number(uid.trim()), Number(gid.trim()));
-  }
-  const pg = (tool: string, args: string[]) =>
+  const pgTool = (tool: string, args: string[]) =>
     asRoot
       ? run('runuser', ['-u', 'postgres', '--', path.join(bin, tool), ...args], { cwd: dir })
       : run(path.join(bin, tool), args, { cwd: dir });
 
-  const port = await freePort();
-  const serverOptions = [
-    `-p ${port}`,
-    `-k ${dir}`,
-    '-c listen_addresses=127.0.0.1',
-    '-c fsync=off',
-    '-c full_page_writes=off',
-    '-c max_connections=60',
-  ].join(' ');
+  let port = 0;
+  const serverOptions = () =>
+    [
+      `-p ${port}`,
+      `-k ${dir}`,
+      '-c listen_addresses=127.0.0.1',
+      '-c fsync=off',
+      '-c full_page_writes=off',
+      '-c max_connections=60',
+    ].join(' ');
   const pgCtl = (action: string, ...extra: string[]) =>
-    pg('pg_ctl', [
+    pgTool('pg_ctl', [
       action,
       '-D',
       dataDir,
@@ -112,7 +108,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       '-t',
       '30',
       '-o',
-      serverOptions,
+      serverOptions(),
       '-l',
       path.join(dir, 'server.log'),
       ...extra,
@@ -123,14 +119,30 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     if (closed) return;
     closed = true;
     try {
-      await pg('pg_ctl', ['stop', '-D', dataDir, '-m', 'immediate', '-w', '-t', '30']);
+      await pgTool('pg_ctl', ['stop', '-D', dataDir, '-m', 'immediate', '-w', '-t', '30']);
     } catch {
       // not running (never started, or already stopped)
     }
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await pg('initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+    if (asRoot) {
+      const uid = await run('id', ['-u', 'postgres']);
+      const gid = await run('id', ['-g', 'postgres']);
+      chownSync(dir, Number(uid.trim()), Number(gid.trim()));
+    }
+    port = await freePort();
+    await pgTool('initdb', [
+      '-D',
+      dataDir,
+      '-U',
+      'postgres',
+      '-A',
+      'trust',
+      '--no-sync',
+      '-E',
+      'UTF8',
+    ]);
     await pgCtl('start');
   } catch (error) {
     await close();
@@ -143,7 +155,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       await pgCtl('restart', '-m', 'fast');
     },
     async stop() {
-      await pg('pg_ctl', ['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '30']);
+      await pgTool('pg_ctl', ['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '30']);
     },
     async start() {
       await pgCtl('start');
