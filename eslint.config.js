@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', '.rotscope', '.scratch', 'coverage', 'src/ui/dist'] },
+  { ignores: ['node_modules', '.rotscope', 'dist', '.scratch', 'coverage', 'src/ui/dist'] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -24,3 +24,7 @@ if (want('evaluator')) {
   const { benchEvaluator } = await import('./evaluator.ts');
   console.log(JSON.stringify({ bench: 'evaluator', ...(await benchEvaluator()) }));
 }
+if (want('startup')) {
+  const { benchStartup } = await import('./startup.ts');
+  console.log(JSON.stringify({ bench: 'startup', ...(await benchStartup()) }));
+}

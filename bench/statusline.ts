@@ -12,7 +12,8 @@ import { readContext } from '../src/cli/statusline.ts';
 
 const BIN = fileURLToPath(new URL('../bin/rotscope.js', import.meta.url));
 
-async function transcript(file: string, bytes: number): Promise<void> {
+/** Writes a Claude Code transcript of about `bytes` whose last entry reads 151,003 tokens. */
+export async function transcript(file: string, bytes: number): Promise<void> {
   const out = createWriteStream(file);
   const line =
     JSON.stringify({

@@ -1,9 +1,22 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx's loader, so `rotscope` needs no build step.
-import { register } from 'tsx/esm/api';
+// Runs the compiled CLI in dist/ (built by `npm ci` through the `prepare` script, or `npm run
+// build`). ROTSCOPE_FROM_SOURCE=1 runs src/ through tsx's loader instead, with no build between an
+// edit and a run: the tests and `npm run dev` do that (tsx is a devDependency). A checkout with no
+// dist/ yet runs from source too, when tsx is installed.
+import { existsSync } from 'node:fs';
 
-register();
-const { run } = await import('../src/cli/index.ts');
+const COMPILED = new URL('../dist/cli/index.js', import.meta.url);
+const fromSource = process.env.ROTSCOPE_FROM_SOURCE === '1' || !existsSync(COMPILED);
+if (fromSource) {
+  await import('tsx/esm/api').then(
+    (tsx) => tsx.register(),
+    () => {
+      process.stderr.write('rotscope: dist/ is missing: run "npm run build" (npm ci does it)\n');
+      process.exit(1);
+    },
+  );
+}
+const { run } = await import(fromSource ? '../src/cli/index.ts' : COMPILED.href);
 const io = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),

@@ -2,10 +2,16 @@
  * The `rotscope` command: `run(argv, io, env)` returns the exit code. bin/rotscope.js is the
  * only place that touches process.argv, process.env and the exit code.
  */
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ENV_NAMES, flagName, loadConfig, type Config } from '../config.ts';
+import type { Config } from '../config.ts';
 
-const HELP = `rotscope: finds context rot in LLM agents from their OpenTelemetry data
+// Every command's modules (and config.ts, which loads zod) are imported when that command runs,
+// so a light command such as `statusline` or `--version` starts as fast as bare node.
+
+async function help(): Promise<string> {
+  const { ENV_NAMES, flagName } = await import('../config.ts');
+  return `rotscope: finds context rot in LLM agents from their OpenTelemetry data
 
 Usage:
   rotscope serve [flags]                     OTLP/HTTP receiver, API, evaluator, notifier (default 127.0.0.1:4318)
@@ -16,16 +22,20 @@ Usage:
   rotscope analyze FILE... [--json] [--fail-on SEVERITY]
                                              run the detectors offline on transcripts / OTLP JSON files
   rotscope import FILE... [--workspace W]    import Claude Code transcripts (.jsonl) into the store
+  rotscope --version                         print the version
 
 Settings (flag or env variable):
 ${Object.entries(ENV_NAMES)
   .map(([key, env]) => `  --${flagName(key).padEnd(26)} ${env}`)
   .join('\n')}
 `;
+}
 
-const configFlags = Object.fromEntries(
-  Object.keys(ENV_NAMES).map((key) => [flagName(key), { type: 'string' as const }]),
-);
+/** The version in package.json (two folders up from src/cli/ and from dist/cli/ alike). */
+async function version(): Promise<string> {
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+  return String(pkg.version);
+}
 
 export interface Io {
   stdout: (text: string) => void;
@@ -34,12 +44,16 @@ export interface Io {
   readStdin?: () => Promise<string>;
 }
 
-function parseConfig(
+async function parseConfig(
   argv: string[],
   extra: Record<string, { type: 'string' | 'boolean' }>,
   io: Io,
   env: Record<string, string | undefined>,
 ) {
+  const { ENV_NAMES, flagName, loadConfig } = await import('../config.ts');
+  const configFlags = Object.fromEntries(
+    Object.keys(ENV_NAMES).map((key) => [flagName(key), { type: 'string' as const }]),
+  );
   const parsed = parseArgs({
     args: argv,
     options: { ...configFlags, ...extra },
@@ -66,13 +80,13 @@ export async function run(
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': {
-      const parsed = parseConfig(rest, {}, io, env);
+      const parsed = await parseConfig(rest, {}, io, env);
       if (!parsed) return 2;
       await serveUntilSignal(parsed.config, io);
       return 0;
     }
     case 'migrate': {
-      const parsed = parseConfig(rest, {}, io, env);
+      const parsed = await parseConfig(rest, {}, io, env);
       if (!parsed) return 2;
       const { openStore } = await import('../store/db.ts');
       const { migrate } = await import('../store/migrate.ts');
@@ -97,7 +111,7 @@ export async function run(
         io.stderr('usage: rotscope token create --workspace W --scope ingest|read|admin\n');
         return 2;
       }
-      const parsed = parseConfig(
+      const parsed = await parseConfig(
         rest.slice(1),
         { workspace: { type: 'string' }, scope: { type: 'string' } },
         io,
@@ -139,7 +153,7 @@ export async function run(
       return 0;
     }
     case 'import': {
-      const parsed = parseConfig(rest, { workspace: { type: 'string' } }, io, env);
+      const parsed = await parseConfig(rest, { workspace: { type: 'string' } }, io, env);
       if (!parsed) return 2;
       const { importCommand } = await import('./import.ts');
       return importCommand(
@@ -157,14 +171,18 @@ export async function run(
       const { analyzeCommand } = await import('./analyze.ts');
       return analyzeCommand(rest, io);
     }
+    case '--version':
+    case '-v':
+      io.stdout(`${await version()}\n`);
+      return 0;
     case undefined:
     case 'help':
     case '--help':
     case '-h':
-      io.stdout(HELP);
+      io.stdout(await help());
       return command === undefined ? 2 : 0;
     default:
-      io.stderr(`unknown command "${command}"\n\n${HELP}`);
+      io.stderr(`unknown command "${command}"\n\n${await help()}`);
       return 2;
   }
 }
