@@ -20,6 +20,17 @@ export const configSchema = z.object({
   host: z.string().min(1).default('127.0.0.1'),
   /** Port for OTLP/HTTP, the API, the console and health. Default 4318 (the OTLP/HTTP port). */
   port: port.default(4318),
+  /**
+   * An admin token for the `default` workspace, stored (hashed) at start when no token exists
+   * yet: the first run of a container. Ignored once any token exists. Unset and bound to a
+   * non-loopback address with no token, serve generates one and logs it once. At least 20
+   * printable ASCII characters, no spaces (e.g. `openssl rand -hex 32`).
+   */
+  bootstrapToken: z
+    .string()
+    .min(20)
+    .regex(/^[\x21-\x7e]+$/, 'printable ASCII characters without spaces')
+    .optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Largest request body accepted as sent (bytes, compressed or not). Default 8 MiB. */
   maxBodyBytes: positiveInt.default(8 * 1024 * 1024),
@@ -65,6 +76,7 @@ export const ENV_NAMES: Record<keyof z.infer<typeof configSchema>, string> = {
   dataDir: 'ROTSCOPE_DATA_DIR',
   host: 'ROTSCOPE_HOST',
   port: 'ROTSCOPE_PORT',
+  bootstrapToken: 'ROTSCOPE_BOOTSTRAP_TOKEN',
   logLevel: 'ROTSCOPE_LOG_LEVEL',
   maxBodyBytes: 'ROTSCOPE_MAX_BODY_BYTES',
   maxDecompressedBytes: 'ROTSCOPE_MAX_DECOMPRESSED_BYTES',

@@ -5,12 +5,11 @@
  */
 import pino from 'pino';
 import { buildApp } from './api/app.ts';
-import { isLoopbackHost } from './api/auth.ts';
 import { createMetrics } from './api/metrics.ts';
+import { BOOTSTRAP_SCOPE, BOOTSTRAP_WORKSPACE, bootstrapToken } from './bootstrap-token.ts';
 import type { Config } from './config.ts';
 import { openStore } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
-import { anyTokenExists } from './store/workspaces.ts';
 import { startBackgroundLoops } from './loops.ts';
 
 export interface RunningServer {
@@ -25,9 +24,20 @@ export async function serve(config: Config): Promise<RunningServer> {
   try {
     const migrated = await migrate(store.db);
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
-    if (!isLoopbackHost(config.host) && !(await anyTokenExists(store.db))) {
-      throw new Error(
-        `refusing to listen on ${config.host} without tokens: create one with "rotscope token create --workspace default --scope admin", or bind to 127.0.0.1`,
+    const first = await bootstrapToken(store.db, {
+      host: config.host,
+      given: config.bootstrapToken,
+    });
+    const about = { workspace: BOOTSTRAP_WORKSPACE, scope: BOOTSTRAP_SCOPE };
+    if (first.kind === 'stored')
+      log.info(about, 'ROTSCOPE_BOOTSTRAP_TOKEN stored as the first token');
+    if (first.kind === 'none' && first.ignoredGiven)
+      log.info('ROTSCOPE_BOOTSTRAP_TOKEN ignored: tokens exist already');
+    if (first.kind === 'generated') {
+      // Printed once, on purpose: the only way into a fresh non-loopback server.
+      log.warn(
+        about,
+        `no API token existed and ${config.host} is not loopback: created an admin token for workspace "default" (shown once, store it now): ${first.token}`,
       );
     }
   } catch (error) {

@@ -23,21 +23,25 @@ export async function ensureWorkspace(db: Db, workspaceId: string): Promise<void
     .execute();
 }
 
-/** Creates a token and returns it; only its hash is stored. */
+/**
+ * Creates a token and returns it; only its hash is stored. `value` (an operator's bootstrap
+ * token) replaces the random one; then only its first 4 characters are kept as the prefix.
+ */
 export async function createToken(
   db: Db,
   workspaceId: string,
   scope: Scope,
+  value?: string,
 ): Promise<{ token: string; id: string }> {
   await ensureWorkspace(db, workspaceId);
-  const token = `${TOKEN_PREFIX}${scope}_${randomBytes(24).toString('base64url')}`;
+  const token = value ?? `${TOKEN_PREFIX}${scope}_${randomBytes(24).toString('base64url')}`;
   const row = await db
     .insertInto('api_tokens')
     .values({
       workspace_id: workspaceId,
       scope,
       token_hash: hashToken(token),
-      prefix: token.slice(0, 12),
+      prefix: token.slice(0, value === undefined ? 12 : 4),
     })
     .returning('id')
     .executeTakeFirstOrThrow();
