@@ -40,6 +40,30 @@ export const configSchema = z.object({
   maxInflightIngest: positiveInt.default(32),
   /** Seconds a client is asked to wait (Retry-After) after a 429 or 503. Default 5. */
   retryAfterSeconds: positiveInt.default(5),
+  /**
+   * Time (ms) a client has to send a request's headers, from the moment it connects or starts
+   * the request; a connection that sends nothing is closed after it too. At most
+   * `requestTimeoutMs`. Default 10000 (10 s).
+   */
+  headersTimeoutMs: positiveInt.default(10_000),
+  /**
+   * Time (ms) a client has to send a whole request, headers and body; a slower one gets 408 and
+   * its connection is closed, freeing its ingest slot. Default 30000 (30 s).
+   */
+  requestTimeoutMs: positiveInt.default(30_000),
+  /** Time (ms) an idle keep-alive connection stays open between requests. Default 5000 (5 s). */
+  keepAliveTimeoutMs: positiveInt.default(5_000),
+  /**
+   * Time (ms) a shutdown (SIGTERM, SIGINT) waits for requests in flight before closing their
+   * connections; commits already running still finish. Default 10000 (10 s).
+   */
+  shutdownTimeoutMs: positiveInt.default(10_000),
+  /**
+   * Least time (ms) between two log lines of one kind of event (data received, request
+   * refused, finding created, delivery outcome) for one workspace; the lines in between are
+   * counted and reported as `suppressed` on the next one. Default 10000 (10 s).
+   */
+  logEventIntervalMs: z.coerce.number().int().min(0).default(10_000),
   /** Quiet period (ms) after a conversation's last new call before it is evaluated. Default 500. */
   evaluatorQuietMs: z.coerce.number().int().min(0).default(500),
   /**
@@ -66,6 +90,12 @@ export const configSchema = z.object({
   retentionDays: z.coerce.number().int().min(0).default(30),
 });
 
+/** The schema plus the rules between settings (checked with them, reported the same way). */
+const checkedSchema = configSchema.refine((c) => c.headersTimeoutMs <= c.requestTimeoutMs, {
+  path: ['headersTimeoutMs'],
+  message: 'must not be longer than the request timeout (ROTSCOPE_REQUEST_TIMEOUT_MS)',
+});
+
 export type Config = Readonly<z.infer<typeof configSchema>>;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -82,6 +112,11 @@ export const ENV_NAMES: Record<keyof z.infer<typeof configSchema>, string> = {
   maxDecompressedBytes: 'ROTSCOPE_MAX_DECOMPRESSED_BYTES',
   maxInflightIngest: 'ROTSCOPE_MAX_INFLIGHT_INGEST',
   retryAfterSeconds: 'ROTSCOPE_RETRY_AFTER_SECONDS',
+  headersTimeoutMs: 'ROTSCOPE_HEADERS_TIMEOUT_MS',
+  requestTimeoutMs: 'ROTSCOPE_REQUEST_TIMEOUT_MS',
+  keepAliveTimeoutMs: 'ROTSCOPE_KEEP_ALIVE_TIMEOUT_MS',
+  shutdownTimeoutMs: 'ROTSCOPE_SHUTDOWN_TIMEOUT_MS',
+  logEventIntervalMs: 'ROTSCOPE_LOG_EVENT_INTERVAL_MS',
   evaluatorQuietMs: 'ROTSCOPE_EVALUATOR_QUIET_MS',
   splitEvidenceSettleMs: 'ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS',
   evaluatorPollMs: 'ROTSCOPE_EVALUATOR_POLL_MS',
@@ -113,7 +148,7 @@ export function loadConfig(
     if (fromFlag !== undefined) raw[key] = fromFlag;
     else if (fromEnv !== undefined && fromEnv !== '') raw[key] = fromEnv;
   }
-  const parsed = configSchema.safeParse(raw);
+  const parsed = checkedSchema.safeParse(raw);
   if (!parsed.success) {
     return {
       ok: false,

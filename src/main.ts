@@ -51,16 +51,23 @@ export async function serve(config: Config): Promise<RunningServer> {
     logger: log,
   });
   const loops = await startBackgroundLoops({ store, config, log });
-  const address = await built.app.listen({ host: config.host, port: config.port });
-  log.info({ address, database: store.kind, location: store.location }, 'rotscope listening');
+  // fastify logs "Server listening at" for every address at info; rotscope logs one line.
+  const level = built.app.log.level;
+  if (log.isLevelEnabled('info')) built.app.log.level = 'warn';
+  const address = await built.app
+    .listen({ host: config.host, port: config.port })
+    .finally(() => (built.app.log.level = level));
+  log.info(
+    { address, database: store.kind, location: store.location },
+    `rotscope listening on ${address}`,
+  );
 
   let stopping: Promise<void> | undefined;
   return {
     url: address,
     stop() {
       stopping ??= (async () => {
-        built.beginShutdown();
-        await built.app.close();
+        await built.shutdown(); // in-flight requests, then slow clients cut off at the limit
         await loops.stop();
         await store.close();
         log.info('rotscope stopped');

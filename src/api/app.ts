@@ -3,13 +3,16 @@
  * error handler, without listening (src/main.ts listens and handles signals; tests use
  * `inject()` or listen on port 0).
  */
+import type { Socket } from 'node:net';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
+import { createEventLog } from '../event-log.ts';
 import type { Store } from '../store/db.ts';
 import { registerAuth } from './auth.ts';
 import { isDatabaseUnavailable } from './errors.ts';
 import { healthRoutes } from './health.ts';
+import { PendingWork } from './inflight.ts';
 import { IngestPipeline } from './ingest-pipeline.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { otlpRoutes, replyStatus } from './otlp.ts';
@@ -31,12 +34,20 @@ export interface App {
   pipeline: IngestPipeline;
   /** Marks the app as shutting down: /readyz answers 503 so load balancers stop sending. */
   beginShutdown(): void;
+  /**
+   * Shuts the HTTP side down: refuses new requests (503 + Retry-After), stops accepting
+   * connections, closes idle ones, and waits up to `config.shutdownTimeoutMs` for requests in
+   * flight; then closes every connection left (slow clients) except those whose ingest commit
+   * is running, and waits for those commits to answer. Safe to call more than once.
+   */
+  shutdown(): Promise<void>;
 }
 
 export async function buildApp(options: AppOptions): Promise<App> {
   const { store, config } = options;
   const metrics = options.metrics ?? createMetrics();
   const pipeline = new IngestPipeline(store, config);
+  const work = new PendingWork();
   let shuttingDown = false;
 
   const app = Fastify({
@@ -45,6 +56,40 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // One log line per event of note, not per request: ingest batches are counted in /metrics.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
+    // Time limits (src/config.ts): a slow or silent client cannot hold a connection or an
+    // ingest slot for ever. Node checks them every connectionsCheckingInterval.
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: checkingIntervalMs(config),
+    },
+    // Shutdown refusals are ours (below), with Retry-After.
+    return503OnClosing: false,
+  });
+  const events = createEventLog(app.log, { intervalMs: config.logEventIntervalMs });
+  /** Open connections, for a shutdown that must cut off slow clients at its deadline. */
+  const connections = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!shuttingDown || request.url === '/healthz' || request.url === '/readyz') return;
+    reply.header('connection', 'close');
+    const message = 'shutting down, retry later';
+    if (request.url.startsWith('/v1/'))
+      return replyStatus(
+        request,
+        reply,
+        503,
+        RPC_CODES.UNAVAILABLE,
+        message,
+        config.retryAfterSeconds,
+      );
+    reply.header('retry-after', String(config.retryAfterSeconds));
+    return reply.code(503).send({ error: 'unavailable', message });
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -58,6 +103,17 @@ export async function buildApp(options: AppOptions): Promise<App> {
     store,
     host: config.host,
     writeFailure: (request, reply, failure) => {
+      events.event(
+        'warn',
+        `refused_${failure.status}`,
+        request.workspaceId || 'unauthenticated',
+        {
+          status: failure.status,
+          path: request.routeOptions.url ?? request.url.split('?')[0],
+          remoteAddress: request.ip,
+        },
+        `request refused (${failure.status}): ${failure.message}`,
+      );
       if (request.url.startsWith('/v1/')) {
         const rpc =
           failure.status === 401
@@ -119,11 +175,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
     hideUntagged: false,
   });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await app.register(otlpRoutes, { config, pipeline, metrics });
+  await app.register(otlpRoutes, { config, pipeline, metrics, work, events });
   await app.register(healthRoutes, { store, metrics, isShuttingDown: () => shuttingDown });
   const deps: ApiDeps = { store, config, log: app.log };
   for (const routes of apiRoutes) await app.register(routes, deps);
 
+  let closing: Promise<void> | undefined;
   return {
     app,
     metrics,
@@ -131,7 +188,39 @@ export async function buildApp(options: AppOptions): Promise<App> {
     beginShutdown() {
       shuttingDown = true;
     },
+    shutdown() {
+      closing ??= (async () => {
+        shuttingDown = true;
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), config.shutdownTimeoutMs);
+        });
+        const closed = app.close();
+        if ((await Promise.race([closed, deadline])) === 'timeout') {
+          // Slow clients are cut off; a request whose commit is running still gets its answer.
+          const cut = [...connections].filter((socket) => !work.isBusy(socket));
+          app.log.warn(
+            { timeoutMs: config.shutdownTimeoutMs, closed: cut.length },
+            'shutdown: closing connections still open after the shutdown timeout',
+          );
+          for (const socket of cut) socket.destroy();
+        }
+        clearTimeout(timer);
+        await closed;
+        await work.settled();
+      })();
+      return closing;
+    },
   };
+}
+
+/**
+ * How often Node looks for connections past the headers or request timeout: often enough
+ * that a timeout is enforced within a quarter of itself, at most once a second.
+ */
+function checkingIntervalMs(config: Config): number {
+  const shortest = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
+  return Math.max(10, Math.min(1_000, Math.floor(shortest / 4)));
 }
 
 function errorName(status: number): string {

@@ -2,7 +2,7 @@
  * Prometheus metrics (prom-client, one registry per app so tests and several apps in one
  * process do not share counters). Counted, never logged per span.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -16,6 +16,10 @@ export interface Metrics {
   dropped: Counter<'signal'>;
   requestDuration: Histogram<'route' | 'status'>;
   batchSize: Histogram<'signal'>;
+  /** Ingest requests holding a slot now (from arrival until their response closes). */
+  ingestInflight: Gauge;
+  /** OTLP metrics export requests (POST /v1/metrics), answered 200 and dropped unread. */
+  metricsDropped: Counter;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -60,6 +64,16 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       help: 'Items per OTLP export request',
       labelNames: ['signal'],
       buckets: [1, 10, 50, 100, 250, 512, 1000, 2500, 5000, 10000],
+      registers: [registry],
+    }),
+    ingestInflight: new Gauge({
+      name: 'rotscope_ingest_inflight_requests',
+      help: 'OTLP requests in flight (each holds one of ROTSCOPE_MAX_INFLIGHT_INGEST slots)',
+      registers: [registry],
+    }),
+    metricsDropped: new Counter({
+      name: 'rotscope_ingest_metrics_requests_dropped_total',
+      help: 'OTLP metrics export requests accepted and dropped (rotscope reads traces and logs only)',
       registers: [registry],
     }),
   };

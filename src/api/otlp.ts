@@ -4,7 +4,11 @@
  * items were rejected) only after the commit; 400 google.rpc.Status for undecodable bodies;
  * 413 over the compressed or decompressed limit (a gzip bomb stops inflating at the limit);
  * 415 for other types or encodings; 429 when too many requests are in flight; 503 when the
- * database cannot be reached. Both 429 and 503 carry Retry-After.
+ * database cannot be reached. Both 429 and 503 carry Retry-After. POST /v1/metrics is accepted
+ * and dropped (counted): 200 with an empty ExportMetricsServiceResponse.
+ *
+ * Each request holds one of `maxInflightIngest` slots from its arrival until its response
+ * closes, however it ends (answered, refused, timed out, aborted by the client).
  */
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
@@ -19,7 +23,9 @@ import {
   type Signal,
 } from '../otlp/responses.ts';
 import type { Rejection } from '../model/telemetry.ts';
+import type { EventLog } from '../event-log.ts';
 import { isDataError, isDatabaseUnavailable } from './errors.ts';
+import { InflightSlots, type PendingWork } from './inflight.ts';
 import type { IngestPipeline } from './ingest-pipeline.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -56,11 +62,17 @@ export interface OtlpRouteOptions {
   config: Config;
   pipeline: IngestPipeline;
   metrics: Metrics;
+  /** Ingest commits in progress: a shutdown waits for them before closing the store. */
+  work: PendingWork;
+  /** Rate-limited lines for data received and requests refused. */
+  events: EventLog;
 }
 
 export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions): Promise<void> {
-  const { config, metrics } = options;
-  let inflight = 0;
+  const { config, metrics, events } = options;
+  const slots = new InflightSlots(config.maxInflightIngest, (used) =>
+    metrics.ingestInflight.set(used),
+  );
 
   // The body is read raw: decoding (and decompression, with its own limit) is ours.
   app.removeAllContentTypeParsers();
@@ -80,8 +92,19 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     message: string,
     retryAfterSeconds?: number,
   ) => {
-    const signal: Signal = request.url.startsWith('/v1/logs') ? 'logs' : 'traces';
-    metrics.rejected.inc({ signal: METRIC_SIGNAL[signal], reason });
+    const signal = request.url.startsWith('/v1/logs')
+      ? METRIC_SIGNAL.logs
+      : request.url.startsWith('/v1/metrics')
+        ? 'metrics'
+        : METRIC_SIGNAL.traces;
+    metrics.rejected.inc({ signal, reason });
+    events.event(
+      'warn',
+      `refused_${reason}`,
+      request.workspaceId || 'unauthenticated',
+      { status: httpStatus, path: request.routeOptions.url ?? request.url.split('?')[0], reason },
+      `ingest request refused (${httpStatus}): ${message}`,
+    );
     return replyStatus(request, reply, httpStatus, rpcCode, message, retryAfterSeconds);
   };
   const { INVALID_ARGUMENT } = RPC_CODES;
@@ -123,7 +146,7 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
   );
 
   app.addHook('onRequest', async (request, reply) => {
-    if (inflight >= config.maxInflightIngest) {
+    if (!slots.tryAcquire(reply.raw)) {
       const message = 'too many requests in flight';
       return refuse(
         request,
@@ -135,11 +158,6 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
         config.retryAfterSeconds,
       );
     }
-    inflight += 1;
-    request.otlpCounted = true;
-  });
-  app.addHook('onResponse', async (request) => {
-    if (request.otlpCounted) inflight -= 1;
   });
 
   const handle = (signal: Signal) => async (request: FastifyRequest, reply: FastifyReply) => {
@@ -184,18 +202,33 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     for (const rejection of rejected)
       metrics.rejected.inc({ signal: metricSignal, reason: rejection.reason });
 
-    const outcome =
-      signal === 'traces'
-        ? await options.pipeline.ingestSpans(
-            request.workspaceId,
-            items as Parameters<IngestPipeline['ingestSpans']>[1],
-          )
-        : await options.pipeline.ingestLogs(
-            request.workspaceId,
-            items as Parameters<IngestPipeline['ingestLogs']>[1],
-          );
+    const outcome = await options.work.run(
+      () =>
+        signal === 'traces'
+          ? options.pipeline.ingestSpans(
+              request.workspaceId,
+              items as Parameters<IngestPipeline['ingestSpans']>[1],
+            )
+          : options.pipeline.ingestLogs(
+              request.workspaceId,
+              items as Parameters<IngestPipeline['ingestLogs']>[1],
+            ),
+      request.raw.socket,
+    );
     metrics.accepted.inc({ signal: metricSignal }, outcome.stored);
     metrics.dropped.inc({ signal: metricSignal }, outcome.dropped);
+    events.event(
+      'info',
+      `received_${metricSignal}`,
+      request.workspaceId,
+      {
+        received: items.length + rejected.length,
+        stored: outcome.stored,
+        dropped: outcome.dropped,
+        rejected: rejected.length,
+      },
+      `ingest: ${metricSignal} received`,
+    );
     return reply
       .code(200)
       .type(CONTENT_TYPES[encoding])
@@ -204,6 +237,22 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
 
   app.post('/v1/traces', { config: { scope: 'ingest' } }, handle('traces'));
   app.post('/v1/logs', { config: { scope: 'ingest' } }, handle('logs'));
+
+  // Metrics are not read (Claude Code's docs turn them on beside logs): answering 200 with an
+  // empty ExportMetricsServiceResponse (no bytes in protobuf, {} in JSON) stops the exporter
+  // from logging a failure on every export.
+  app.post('/v1/metrics', { config: { scope: 'ingest' } }, async (request, reply) => {
+    const encoding = encodingOf(request.headers['content-type']);
+    if (!encoding) {
+      const message = unsupportedTypeMessage(request);
+      return refuse(request, reply, 'unsupported_media_type', 415, INVALID_ARGUMENT, message);
+    }
+    metrics.metricsDropped.inc();
+    return reply
+      .code(200)
+      .type(CONTENT_TYPES[encoding])
+      .send(encoding === 'json' ? '{}' : Buffer.alloc(0));
+  });
 }
 
 function unsupportedTypeMessage(request: FastifyRequest): string {
@@ -217,10 +266,4 @@ function rejectionMessage(rejected: readonly Rejection[]): string {
   for (const r of rejected) counts.set(r.reason, (counts.get(r.reason) ?? 0) + 1);
   const summary = [...counts.entries()].map(([reason, n]) => `${n} ${reason}`).join(', ');
   return `rejected ${summary}; first: ${rejected[0]!.detail}`;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    otlpCounted?: boolean;
-  }
 }

@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
+import { createEventLog } from '../event-log.ts';
 import { getChannelWithSecrets } from '../store/channels.ts';
 import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Db } from '../store/db.ts';
@@ -41,7 +42,8 @@ export interface NotifierLogger {
 export type NotifierConfig = Pick<
   Config,
   'deliveryTimeoutMs' | 'deliveryGiveUpMs' | 'allowPrivateAddresses' | 'publicUrl' | 'host' | 'port'
->;
+> &
+  Partial<Pick<Config, 'logEventIntervalMs'>>;
 
 export interface NotifierOptions {
   store: { db: Db };
@@ -188,6 +190,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
   const leaseMs = options.leaseMs ?? config.deliveryTimeoutMs * 2 + 5_000;
   const stopTimeoutMs = options.stopTimeoutMs ?? config.deliveryTimeoutMs + 1_000;
   const random = options.random ?? Math.random;
+  const events = createEventLog(log, { intervalMs: config.logEventIntervalMs ?? 10_000 });
 
   const inflight = new Map<
     string,
@@ -302,9 +305,14 @@ export function startNotifier(options: NotifierOptions): Notifier {
       ...(error !== undefined ? { error } : {}),
       ...(decision.retryInMs !== undefined ? { retryInMs: decision.retryInMs } : {}),
     };
-    if (decision.outcome === 'delivered') log.info(fields, 'delivery: delivered');
-    else if (decision.outcome === 'retry') log.info(fields, 'delivery: will retry');
-    else log.warn(fields, `delivery: ${decision.outcome}`);
+    // One line per outcome and workspace per interval; no URL or secret, only ids and the error.
+    events.event(
+      decision.outcome === 'delivered' || decision.outcome === 'retry' ? 'info' : 'warn',
+      `delivery_${decision.outcome}`,
+      claim.workspaceId,
+      { ...fields, ...(channelType ? { channelType } : {}) },
+      decision.outcome === 'retry' ? 'delivery: will retry' : `delivery: ${decision.outcome}`,
+    );
   }
 
   function launch(claim: ClaimedDelivery): void {

@@ -189,8 +189,7 @@ export async function run(
 
 async function serveUntilSignal(config: Config, io: Io): Promise<void> {
   const { serve } = await import('../main.ts');
-  const server = await serve(config);
-  io.stderr(`rotscope listening on ${server.url}\n`);
+  const server = await serve(config); // logs "rotscope listening on URL" (once)
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       io.stderr(`${signal}: shutting down\n`);

@@ -15,6 +15,7 @@ import {
 } from '../store/conversations.ts';
 import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Store } from '../store/db.ts';
+import { createEventLog } from '../event-log.ts';
 import { evaluateConversation, type EvaluateOptions, type EvaluationResult } from './evaluate.ts';
 
 /** The logging the evaluator needs (pino and fastify loggers fit). */
@@ -26,7 +27,8 @@ export interface EvaluatorLog {
 
 export interface EvaluatorOptions {
   store: Pick<Store, 'db'> & Partial<Pick<Store, 'kind'>>;
-  config: Pick<Config, 'evaluatorQuietMs' | 'evaluatorPollMs'>;
+  config: Pick<Config, 'evaluatorQuietMs' | 'evaluatorPollMs'> &
+    Partial<Pick<Config, 'logEventIntervalMs'>>;
   log: EvaluatorLog;
   /** The detectors to run. Default: the four of src/detectors (`DETECTORS`). */
   detectors?: readonly Detector[];
@@ -82,6 +84,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const maxWaitMs = options.maxWaitMs ?? Math.max(1000, 2 * config.evaluatorQuietMs);
   const concurrency = Math.max(1, options.concurrency ?? (store.kind === 'postgres' ? 4 : 1));
   const evaluateOptions: EvaluateOptions = { ...options.tuning, detectors };
+  const events = createEventLog(log, { intervalMs: config.logEventIntervalMs ?? 10_000 });
   let stopping = false;
   let failing = false;
   /** Consecutive runs that could not reach the database (0 when it is reachable). */
@@ -146,6 +149,15 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
         if (next.status === 'none') return;
         if (next.status === 'failed') continue;
         evaluated += 1;
+        const { workspaceId, conversationId, findingsCreated, findingsEscalated } = next.result;
+        if (findingsCreated + findingsEscalated > 0)
+          events.event(
+            'info',
+            'findings',
+            workspaceId,
+            { conversationId, created: findingsCreated, escalated: findingsEscalated },
+            'evaluator: findings created',
+          );
         try {
           options.onEvaluated?.(next.result);
         } catch (error) {

@@ -15,7 +15,8 @@ export interface ChildServer {
 export async function startChildServer(
   env: Record<string, string | undefined>,
 ): Promise<ChildServer> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'warn'], {
+  // At info: the one "rotscope listening on URL" line is an info line.
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'info'], {
     env: { ...process.env, DATABASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
