@@ -13,15 +13,20 @@ import { normalizeSpans, normalizeTranscript, type NormalizeContext } from '../i
 import type { WindowOverride } from '../ingest/index.ts';
 import type { Compaction, LlmCall } from '../model/calls.ts';
 import {
-  COUNT_THRESHOLDS,
-  DEFAULT_THRESHOLDS,
   DETECTOR_IDS,
-  RATIO_THRESHOLDS,
   SEVERITY_RANK,
   type FindingDraft,
   type Severity,
-  type Thresholds,
 } from '../model/findings.ts';
+import {
+  COUNT_THRESHOLDS,
+  DEFAULT_THRESHOLDS,
+  RATIO_THRESHOLDS,
+  THRESHOLD_KEYS,
+  checkThresholds,
+  type ThresholdKey,
+  type Thresholds,
+} from '../model/thresholds.ts';
 import { decodeTraceJsonFile } from '../otlp/decode.ts';
 
 /** Where analyze writes. */
@@ -33,9 +38,6 @@ export interface AnalyzeIo {
 const SPARK = '▁▂▃▄▅▆▇█';
 /** Sparklines longer than this many calls are bucketed (each bucket shows its fullest call). */
 const SPARK_WIDTH = 60;
-const RATIO_KEYS = RATIO_THRESHOLDS;
-const COUNT_KEYS = COUNT_THRESHOLDS;
-const THRESHOLD_KEYS = [...RATIO_KEYS, ...COUNT_KEYS] as const;
 const SEVERITIES: readonly Severity[] = ['info', 'warning', 'critical'];
 const READ_ERRORS: Record<string, string> = {
   ENOENT: 'no such file',
@@ -55,7 +57,7 @@ JSON lines), without a server or database.
   --json                 machine-readable output
   --fail-on SEVERITY     exit 1 when a finding of at least SEVERITY exists (default: never)
   --window GLOB=TOKENS   context window for models matching GLOB (repeatable), e.g. 'claude-*=1000000'
-${THRESHOLD_KEYS.map((k) => `  --${kebab(k).padEnd(21)}default ${DEFAULT_THRESHOLDS[k]}${(RATIO_KEYS as readonly string[]).includes(k) ? ' (ratio 0..1)' : ''}`).join('\n')}
+${[...RATIO_THRESHOLDS, ...COUNT_THRESHOLDS].map((k) => `  --${kebab(k).padEnd(21)}default ${DEFAULT_THRESHOLDS[k]}${RATIO_THRESHOLDS.includes(k) ? ' (ratio 0..1)' : ''}`).join('\n')}
 
 Exit codes: 0 done, 1 a finding at or above --fail-on, 2 bad usage or unreadable file.
 `;
@@ -105,20 +107,20 @@ function parseOptions(argv: string[]): Parsed {
     else errors.push(`--fail-on must be info, warning or critical (got "${failOnRaw}")`);
   }
 
-  const thresholds: Thresholds = { ...DEFAULT_THRESHOLDS };
+  const given: Record<ThresholdKey, unknown> = { ...DEFAULT_THRESHOLDS };
+  const raws: Partial<Record<ThresholdKey, string>> = {};
   for (const key of THRESHOLD_KEYS) {
     const raw = values[kebab(key)];
     if (typeof raw !== 'string') continue;
-    const n = raw.trim() === '' ? NaN : Number(raw);
-    const isRatio = (RATIO_KEYS as readonly string[]).includes(key);
-    if (isRatio && !(n >= 0 && n <= 1)) {
-      errors.push(`--${kebab(key)} must be a ratio between 0 and 1 (got "${raw}")`);
-    } else if (!isRatio && !(Number.isInteger(n) && n >= 0)) {
-      errors.push(`--${kebab(key)} must be a whole number ≥ 0 (got "${raw}")`);
-    } else {
-      thresholds[key] = n;
-    }
+    raws[key] = raw;
+    given[key] = raw.trim() === '' ? NaN : Number(raw);
   }
+  const checked = checkThresholds(given, {
+    name: (key) => `--${kebab(key)}`,
+    shown: (key) => (raws[key] === undefined ? String(given[key]) : `"${raws[key]}"`),
+  });
+  if (!checked.ok) errors.push(...checked.errors);
+  const thresholds = checked.ok ? checked.thresholds : { ...DEFAULT_THRESHOLDS };
 
   const windowOverrides: WindowOverride[] = [];
   for (const raw of (values.window as string[] | undefined) ?? []) {

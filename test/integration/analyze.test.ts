@@ -495,7 +495,16 @@ describe('analyze usage errors (exit 2)', () => {
     ],
     [
       [TRANSCRIPT, '--tool-persist-calls', '1.5'],
-      '--tool-persist-calls must be a whole number ≥ 0 (got "1.5")',
+      '--tool-persist-calls must be a positive integer (got "1.5")',
+    ],
+    // The bounds are the API's (src/model/thresholds.ts): what analyze accepts, a workspace can store.
+    [
+      [TRANSCRIPT, '--tool-persist-calls', '0'],
+      '--tool-persist-calls must be a positive integer (got "0")',
+    ],
+    [
+      [TRANSCRIPT, '--usage-critical', '0.5'],
+      '--usage-critical ("0.5") must be at least --usage-threshold (0.7)',
     ],
     [
       [TRANSCRIPT, '--window', 'claude'],
@@ -514,7 +523,7 @@ describe('analyze usage errors (exit 2)', () => {
     const { stderr } = await analyze('--usage-critical', '2', '--drop-min-tokens=-1');
     expect(stderr).toContain(
       'rotscope analyze: no FILE given; --usage-critical must be a ratio between 0 and 1 (got "2"); ' +
-        '--drop-min-tokens must be a whole number ≥ 0 (got "-1")',
+        '--drop-min-tokens must be a positive integer (got "-1")',
     );
   });
 

@@ -5,13 +5,8 @@
  * whole and answers 400 listing every problem; nothing is changed then.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import {
-  COUNT_THRESHOLDS,
-  DEFAULT_THRESHOLDS,
-  RATIO_THRESHOLDS,
-  type Severity,
-  type Thresholds,
-} from '../../model/findings.ts';
+import type { Severity } from '../../model/findings.ts';
+import { THRESHOLD_KEYS, checkThresholds, type Thresholds } from '../../model/thresholds.ts';
 import {
   getAlertChannels,
   setAlertChannels,
@@ -36,9 +31,6 @@ export interface AlertSettingsInput {
   channels?: { id: string; minSeverity: Severity }[];
 }
 
-const RATIOS = RATIO_THRESHOLDS;
-const COUNTS = COUNT_THRESHOLDS;
-const THRESHOLD_KEYS = Object.keys(DEFAULT_THRESHOLDS) as (keyof Thresholds)[];
 const TOP_LEVEL_KEYS = ['enabled', 'thresholds', 'windowOverrides', 'channels'];
 /** Largest window override accepted (tokens). */
 const MAX_WINDOW = 100_000_000;
@@ -47,8 +39,9 @@ export type MergeResult =
   { ok: true; settings: Omit<AlertSettings, 'updatedAt'> } | { ok: false; errors: string[] };
 
 /**
- * Merges a PUT body over the current settings and validates the result: ratios within 0–1,
- * usageCritical ≥ usageThreshold, counts positive integers, window overrides with a non-empty
+ * Merges a PUT body over the current settings and validates the result: thresholds by the
+ * bounds of src/model/thresholds.ts (ratios within 0–1, usageCritical ≥ usageThreshold, counts
+ * positive integers), window overrides with a non-empty
  * model glob and a positive integer window, no unknown fields. Returns every problem at once.
  */
 export function mergeAlertSettings(
@@ -69,25 +62,11 @@ export function mergeAlertSettings(
     const value = given[key];
     if (value !== undefined) thresholds[key] = value;
   }
-  let ratiosValid = true;
-  for (const key of RATIOS) {
-    const value = thresholds[key];
-    if (!(Number.isFinite(value) && value >= 0 && value <= 1)) {
-      ratiosValid = false;
-      errors.push(`thresholds.${key} must be a ratio between 0 and 1 (got ${value})`);
-    }
-  }
-  for (const key of COUNTS) {
-    const value = thresholds[key];
-    if (!(Number.isSafeInteger(value) && value > 0)) {
-      errors.push(`thresholds.${key} must be a positive integer (got ${value})`);
-    }
-  }
-  if (ratiosValid && thresholds.usageCritical < thresholds.usageThreshold) {
-    errors.push(
-      `thresholds.usageCritical (${thresholds.usageCritical}) must be at least thresholds.usageThreshold (${thresholds.usageThreshold})`,
-    );
-  }
+  const checked = checkThresholds(thresholds, {
+    name: (key) => `thresholds.${key}`,
+    shown: (key) => String(thresholds[key]),
+  });
+  if (!checked.ok) errors.push(...checked.errors);
   const windowOverrides = input.windowOverrides ?? current.windowOverrides;
   windowOverrides.forEach((override, i) => {
     if (override.model.trim() === '')

@@ -1,0 +1,131 @@
+/**
+ * The knobs of the Context rot alert (DESIGN §6, §8): one table gives each threshold its kind
+ * (a ratio 0..1 or a count ≥ 1), its default and its meaning; the zod schema, the defaults and
+ * the lists below are derived from it. The API (`PUT /api/alerts/context-rot`) and the CLI
+ * (`rotscope analyze` flags) validate with {@link checkThresholds}, so both accept the same
+ * values and say the same thing about the rest.
+ */
+import { z } from 'zod';
+
+type Kind = 'ratio' | 'count';
+
+const TABLE = {
+  usageThreshold: {
+    kind: 'ratio',
+    default: 0.7,
+    doc: 'Share of the window at which context_too_full fires.',
+  },
+  usageCritical: {
+    kind: 'ratio',
+    default: 0.85,
+    doc: 'Share of the window at which context_too_full turns critical; at least usageThreshold.',
+  },
+  toolShare: {
+    kind: 'ratio',
+    default: 0.3,
+    doc: "One tool's share of a call's input at which a tool_takeover episode starts.",
+  },
+  toolPersistCalls: {
+    kind: 'count',
+    default: 2,
+    doc: 'Calls after the first that must keep at least half of toolShare.',
+  },
+  dropRatio: {
+    kind: 'ratio',
+    default: 0.3,
+    doc: 'Relative usage drop between consecutive calls for history_lost.',
+  },
+  dropMinTokens: {
+    kind: 'count',
+    default: 2000,
+    doc: 'Absolute usage drop (tokens) for history_lost.',
+  },
+  systemShrink: {
+    kind: 'ratio',
+    default: 0.1,
+    doc: 'System prompt shrink ratio that makes a drop a warning.',
+  },
+} as const satisfies Record<string, { kind: Kind; default: number; doc: string }>;
+
+export type ThresholdKey = keyof typeof TABLE;
+
+/** The per-workspace knobs of the Context rot alert. Ratios are 0..1, counts whole and ≥ 1. */
+export type Thresholds = Record<ThresholdKey, number>;
+
+/** Every threshold, in the order of the table (and of the objects built from it). */
+export const THRESHOLD_KEYS: readonly ThresholdKey[] = Object.freeze(
+  Object.keys(TABLE) as ThresholdKey[],
+);
+const keysOf = (kind: Kind) => THRESHOLD_KEYS.filter((key) => TABLE[key].kind === kind);
+
+/** The thresholds that are ratios (0..1). */
+export const RATIO_THRESHOLDS: readonly ThresholdKey[] = Object.freeze(keysOf('ratio'));
+
+/** The thresholds that are counts (whole numbers ≥ 1). */
+export const COUNT_THRESHOLDS: readonly ThresholdKey[] = Object.freeze(keysOf('count'));
+
+export const DEFAULT_THRESHOLDS: Readonly<Thresholds> = Object.freeze(
+  Object.fromEntries(THRESHOLD_KEYS.map((key) => [key, TABLE[key].default])) as Thresholds,
+);
+
+/** What a problem with a threshold of each kind says (after its name). */
+const RULE: Record<Kind, string> = {
+  ratio: 'must be a ratio between 0 and 1',
+  count: 'must be a positive integer',
+};
+
+const BOUNDS: Record<Kind, z.ZodNumber> = {
+  ratio: z.number({ error: RULE.ratio }).min(0, RULE.ratio).max(1, RULE.ratio),
+  count: z.int({ error: RULE.count }).min(1, RULE.count),
+};
+
+const isRatio = (v: unknown): v is number => typeof v === 'number' && v >= 0 && v <= 1;
+
+/**
+ * A complete set of thresholds (unknown keys are stripped): ratios finite and within 0..1,
+ * counts safe integers ≥ 1, and `usageCritical` ≥ `usageThreshold`.
+ */
+export const thresholdsSchema = z
+  .object(
+    Object.fromEntries(
+      THRESHOLD_KEYS.map((key) => [key, BOUNDS[TABLE[key].kind].describe(TABLE[key].doc)]),
+    ) as Record<ThresholdKey, z.ZodNumber>,
+  )
+  .refine(
+    (t) =>
+      !isRatio(t.usageThreshold) ||
+      !isRatio(t.usageCritical) ||
+      t.usageCritical >= t.usageThreshold,
+    { path: ['usageCritical'], params: { rule: 'order' } },
+  );
+
+/** How the caller names a threshold and shows the value it was given, in error messages. */
+export interface ThresholdNaming {
+  /** E.g. `thresholds.usageCritical` (API) or `--usage-critical` (CLI). */
+  name: (key: ThresholdKey) => string;
+  /** The value as the user gave it, e.g. `1.5` or `"abc"`. */
+  shown: (key: ThresholdKey) => string;
+}
+
+/**
+ * Validates a complete set of thresholds. Returns every problem at once, each a sentence that
+ * starts with the threshold's name, e.g. `thresholds.toolShare must be a ratio between 0 and 1
+ * (got 1.5)`, in {@link THRESHOLD_KEYS} order, the usageCritical ≥ usageThreshold rule last
+ * (checked only when both are valid ratios).
+ */
+export function checkThresholds(
+  values: Readonly<Record<ThresholdKey, unknown>>,
+  naming: ThresholdNaming,
+): { ok: true; thresholds: Thresholds } | { ok: false; errors: string[] } {
+  const parsed = thresholdsSchema.safeParse(values);
+  if (parsed.success) return { ok: true, thresholds: parsed.data };
+  const { name, shown } = naming;
+  const errors = parsed.error.issues.map((issue) => {
+    const key = issue.path[0] as ThresholdKey;
+    if (issue.code === 'custom') {
+      return `${name('usageCritical')} (${shown('usageCritical')}) must be at least ${name('usageThreshold')} (${shown('usageThreshold')})`;
+    }
+    return `${name(key)} ${RULE[TABLE[key].kind]} (got ${shown(key)})`;
+  });
+  return { ok: false, errors };
+}
