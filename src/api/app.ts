@@ -56,6 +56,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // One log line per event of note, not per request: ingest batches are counted in /metrics.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
+    // A field a schema does not know is a 400 naming it (src/api/validation.ts), not dropped.
+    ajv: { customOptions: { removeAdditional: false } },
     // Time limits (src/config.ts): a slow or silent client cannot hold a connection or an
     // ingest slot for ever. Node checks them every connectionsCheckingInterval.
     requestTimeout: config.requestTimeoutMs,

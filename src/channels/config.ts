@@ -206,9 +206,21 @@ function toInput(settings: ChannelSettings): Record<string, unknown> {
 }
 
 /**
+ * Public configuration keys derived from the settings (see {@link toStored}): returned by the
+ * API, read-only, ignored when sent back.
+ */
+const DERIVED_CONFIG_KEYS: Record<ChannelType, readonly string[]> = {
+  webhook: ['headerNames'],
+  slack: ['webhookHost'],
+  email: [],
+};
+
+/**
  * Applies a partial configuration (`PATCH /api/channels/:id`) to current settings: given
  * keys replace current ones (`headers` as a whole), `null` removes an optional key
- * (`user`, `password`, `headers`), absent keys (secrets included) are kept.
+ * (`user`, `password`, `headers`), absent keys (secrets included) are kept, and the derived
+ * keys the API returns (`headerNames`, `webhookHost`) are ignored, so the public
+ * configuration GET returns is a valid patch.
  */
 export function patchChannelConfig(
   current: ChannelSettings,
@@ -219,6 +231,7 @@ export function patchChannelConfig(
   }
   const merged: Record<string, unknown> = toInput(current);
   for (const [key, value] of Object.entries(patch)) {
+    if (DERIVED_CONFIG_KEYS[current.type].includes(key)) continue;
     if (value === null) delete merged[key];
     else merged[key] = value;
   }

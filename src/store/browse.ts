@@ -21,12 +21,21 @@ export interface ConversationSummary {
 const nsToIso = (ns: string | null): string | null =>
   ns === null ? null : new Date(Number(BigInt(ns) / 1_000_000n)).toISOString();
 
-/** Conversations, most recently active first; `cursor` is the previous page's last `lastNs|id`. */
+/**
+ * Where a page of conversations ends: the last item's latest call start (nanoseconds since the
+ * epoch, decimal) and its id.
+ */
+export type ConversationKey = readonly [lastCallNs: string, conversationId: string];
+
+/**
+ * Conversations, most recently active first, `limit` per page; `after` continues after the
+ * last item of a previous page (its `next`).
+ */
 export async function listConversations(
   db: Db,
   workspaceId: string,
-  options: { limit: number; cursor?: string | undefined },
-): Promise<{ items: ConversationSummary[]; next: string | null }> {
+  options: { limit: number; after?: ConversationKey | undefined },
+): Promise<{ items: ConversationSummary[]; next: ConversationKey | null }> {
   let query = db
     .selectFrom('llm_calls')
     .where('workspace_id', '=', workspaceId)
@@ -50,8 +59,8 @@ export async function listConversations(
     .orderBy('last_ns', 'desc')
     .orderBy('conversation_id', 'desc')
     .limit(options.limit + 1);
-  if (options.cursor) {
-    const [lastNs, id] = splitCursor(options.cursor);
+  if (options.after !== undefined) {
+    const [lastNs, id] = options.after;
     query = query.having((eb) =>
       eb.or([
         eb(eb.fn.max('start_ns'), '<', lastNs),
@@ -73,17 +82,8 @@ export async function listConversations(
       streams: Number(row.streams),
       findings: Number(row.findings),
     })),
-    next:
-      rows.length > options.limit && last
-        ? `${String(last.last_ns)}|${last.conversation_id}`
-        : null,
+    next: rows.length > options.limit && last ? [String(last.last_ns), last.conversation_id] : null,
   };
-}
-
-function splitCursor(cursor: string): [string, string] {
-  const bar = cursor.indexOf('|');
-  const ns = cursor.slice(0, bar);
-  return [/^\d+$/.test(ns) ? ns : '0', cursor.slice(bar + 1)];
 }
 
 export interface CallsAndCompactions {

@@ -21,10 +21,13 @@ export interface ChannelWithSecrets extends ChannelRecord {
   secrets: Record<string, unknown>;
 }
 
+/** Where a page of channels ends: the last item's id. */
+export type ChannelKey = readonly [id: string];
+
 export interface ChannelPage {
   items: ChannelRecord[];
-  /** Cursor of the next page, or null on the last one. */
-  next: string | null;
+  /** Pass as `after` to get the next page; null on the last one. */
+  next: ChannelKey | null;
 }
 
 const ID_PATTERN = /^[1-9]\d{0,17}$/;
@@ -124,13 +127,13 @@ export async function getChannelWithSecrets(
 }
 
 /**
- * The workspace's channels in id order, `limit` per page (1..200, default 50). `cursor` is
+ * The workspace's channels in id order, `limit` per page (1..200, default 50). `after` is
  * the `next` of the previous page.
  */
 export async function listChannels(
   db: Db,
   workspaceId: string,
-  options: { cursor?: string | undefined; limit?: number | undefined } = {},
+  options: { after?: ChannelKey | undefined; limit?: number | undefined } = {},
 ): Promise<ChannelPage> {
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
   let query = db
@@ -139,13 +142,11 @@ export async function listChannels(
     .where('workspace_id', '=', workspaceId)
     .orderBy('id', 'asc')
     .limit(limit + 1);
-  if (options.cursor !== undefined) {
-    if (!isBigintId(options.cursor)) return { items: [], next: null };
-    query = query.where('id', '>', options.cursor);
-  }
+  if (options.after !== undefined) query = query.where('id', '>', options.after[0]);
   const rows = await query.execute();
   const items = rows.slice(0, limit).map(toRecord);
-  return { items, next: rows.length > limit ? (items.at(-1)?.id ?? null) : null };
+  const last = items.at(-1);
+  return { items, next: rows.length > limit && last ? [last.id] : null };
 }
 
 /**

@@ -231,41 +231,26 @@ export interface DeliveryView {
   attempts: DeliveryAttemptView[];
 }
 
+/**
+ * Where a page of deliveries ends: the last item's `created_at` in microseconds since the
+ * epoch and its id.
+ */
+export type DeliveryKey = readonly [createdMicros: string, id: string];
+
 export interface DeliveryPage {
   items: DeliveryView[];
-  next: string | null;
+  /** Pass as `after` to get the next page; null on the last page. */
+  next: DeliveryKey | null;
 }
 
 function iso(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
-function encodeCursor(micros: string, id: string): string {
-  return Buffer.from(JSON.stringify([micros, id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { micros: string; id: string } | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (!Array.isArray(value) || value.length !== 2) return undefined;
-    const [micros, id] = value as unknown[];
-    if (typeof micros !== 'string' || !/^\d{1,19}$/.test(micros) || typeof id !== 'string')
-      return undefined;
-    return { micros, id };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether a string is a cursor {@link listDeliveries} accepts. */
-export function isDeliveryCursor(cursor: string): boolean {
-  return decodeCursor(cursor) !== undefined;
-}
-
 /**
  * The workspace's deliveries, newest first, optionally of one finding and/or one channel,
- * `limit` per page (1..200, default 50), each with its attempts. An invalid cursor gives
- * an empty page.
+ * `limit` per page (1..200, default 50), each with its attempts. `after` continues after
+ * the last item of a previous page.
  */
 export async function listDeliveries(
   db: Db,
@@ -273,7 +258,7 @@ export async function listDeliveries(
   options: {
     findingId?: string | undefined;
     channelId?: string | undefined;
-    cursor?: string | undefined;
+    after?: DeliveryKey | undefined;
     limit?: number | undefined;
   } = {},
 ): Promise<DeliveryPage> {
@@ -292,11 +277,10 @@ export async function listDeliveries(
     .limit(limit + 1);
   if (options.findingId !== undefined) query = query.where('finding_id', '=', options.findingId);
   if (options.channelId !== undefined) query = query.where('channel_id', '=', options.channelId);
-  if (options.cursor !== undefined) {
-    const cursor = decodeCursor(options.cursor);
-    if (!cursor) return { items: [], next: null };
+  if (options.after !== undefined) {
+    const [micros, id] = options.after;
     query = query.where(
-      sql<boolean>`(created_at, id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id})`,
+      sql<boolean>`(created_at, id) < (timestamptz 'epoch' + ${micros}::bigint * interval '1 microsecond', ${id})`,
     );
   }
   const rows = await query.execute();
@@ -344,6 +328,6 @@ export async function listDeliveries(
   const last = page.at(-1);
   return {
     items,
-    next: rows.length > limit && last ? encodeCursor(String(last.created_us), last.id) : null,
+    next: rows.length > limit && last ? [String(last.created_us), last.id] : null,
   };
 }

@@ -163,59 +163,36 @@ export interface FindingFilter {
   until?: Date | undefined;
 }
 
+/**
+ * Where a page of findings ends: the last item's `created_at` in microseconds since the epoch
+ * and its id, both decimal.
+ */
+export type FindingKey = readonly [createdMicros: string, id: string];
+
 export interface FindingPage {
   items: Finding[];
-  /** Pass as `cursor` to get the next page; null on the last page. */
-  next: string | null;
+  /** Pass as `after` to get the next page; null on the last page. */
+  next: FindingKey | null;
 }
 
 /** Largest page `listFindings` returns. */
 export const MAX_FINDINGS_PAGE = 200;
 
-interface CursorKey {
-  /** created_at in UTC, ISO 8601 with microseconds (what PostgreSQL stores). */
-  t: string;
-  id: string;
-}
-
-function encodeCursor(key: CursorKey): string {
-  return Buffer.from(JSON.stringify(key)).toString('base64url');
-}
-
-/** Decodes a cursor from `listFindings`; undefined when it is malformed. */
-export function decodeFindingCursor(cursor: string): CursorKey | undefined {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (typeof value !== 'object' || value === null) return undefined;
-    const { t, id } = value as Record<string, unknown>;
-    if (typeof t !== 'string' || typeof id !== 'string' || !isFindingId(id)) return undefined;
-    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(t)) return undefined;
-    return { t, id };
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Lists a workspace's findings newest first (`created_at`, then id), `limit` at a time
- * (1..200). `cursor` continues after the last item of a previous page; a malformed cursor is
- * the caller's to reject with `decodeFindingCursor` first (here it throws).
+ * (1..200). `after` continues after the last item of a previous page.
  */
 export async function listFindings(
   db: Db,
   workspaceId: string,
   filter: FindingFilter,
-  page: { limit: number; cursor?: string | undefined },
+  page: { limit: number; after?: FindingKey | undefined },
 ): Promise<FindingPage> {
   const limit = Math.min(Math.max(1, Math.trunc(page.limit)), MAX_FINDINGS_PAGE);
   let query = db
     .selectFrom('findings')
     .selectAll()
-    .select(
-      sql<string>`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as(
-        'created_text',
-      ),
-    )
+    .select(sql<string>`floor(extract(epoch FROM created_at) * 1000000)::bigint`.as('created_us'))
     .where('workspace_id', '=', workspaceId);
   if (filter.detector) query = query.where('detector', '=', filter.detector);
   if (filter.severity) query = query.where('severity', '=', filter.severity);
@@ -223,11 +200,10 @@ export async function listFindings(
   if (filter.runId) query = query.where('run_id', '=', filter.runId);
   if (filter.since) query = query.where('created_at', '>=', filter.since);
   if (filter.until) query = query.where('created_at', '<', filter.until);
-  if (page.cursor !== undefined) {
-    const key = decodeFindingCursor(page.cursor);
-    if (!key) throw new Error('malformed findings cursor');
-    query = query.where((eb) =>
-      eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(sql<Date>`${key.t}::timestamptz`, key.id)),
+  if (page.after !== undefined) {
+    const [micros, id] = page.after;
+    query = query.where(
+      sql<boolean>`(created_at, id) < (timestamptz 'epoch' + ${micros}::bigint * interval '1 microsecond', ${id}::bigint)`,
     );
   }
   const rows = await query
@@ -239,8 +215,8 @@ export async function listFindings(
   const shown = more ? rows.slice(0, limit) : rows;
   const last = shown.at(-1);
   return {
-    items: shown.map(({ created_text: _created, ...row }) => toFinding(row)),
-    next: more && last ? encodeCursor({ t: last.created_text, id: String(last.id) }) : null,
+    items: shown.map(({ created_us: _created, ...row }) => toFinding(row)),
+    next: more && last ? [String(last.created_us), String(last.id)] : null,
   };
 }
 

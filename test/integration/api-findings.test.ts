@@ -159,9 +159,9 @@ describe('GET /api/findings', () => {
       query: { cursor: 'garbage' },
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({
-      error: 'bad_request',
-      message: 'cursor is not one this API returned',
+    // The whole `{ error, message }` body is the app's error handler's (api-fuzz.test.ts).
+    expect(res.json()).toMatchObject({
+      message: 'querystring/cursor is not one this API returned',
     });
   });
 });

@@ -32,6 +32,8 @@ export interface AlertSettingsInput {
 }
 
 const TOP_LEVEL_KEYS = ['enabled', 'thresholds', 'windowOverrides', 'channels'];
+/** Fields GET returns that a PUT may send back and that are ignored. */
+const READ_ONLY_KEYS = ['updatedAt'];
 /** Largest window override accepted (tokens). */
 const MAX_WINDOW = 100_000_000;
 
@@ -42,7 +44,8 @@ export type MergeResult =
  * Merges a PUT body over the current settings and validates the result: thresholds by the
  * bounds of src/model/thresholds.ts (ratios within 0–1, usageCritical ≥ usageThreshold, counts
  * positive integers), window overrides with a non-empty
- * model glob and a positive integer window, no unknown fields. Returns every problem at once.
+ * model glob and a positive integer window, no unknown fields (read-only ones, such as the
+ * `updatedAt` GET returns, are ignored). Returns every problem at once.
  */
 export function mergeAlertSettings(
   current: Omit<AlertSettings, 'updatedAt'>,
@@ -50,7 +53,8 @@ export function mergeAlertSettings(
 ): MergeResult {
   const errors: string[] = [];
   for (const key of Object.keys(input)) {
-    if (!TOP_LEVEL_KEYS.includes(key)) errors.push(`unknown field ${key}`);
+    if (!TOP_LEVEL_KEYS.includes(key) && !READ_ONLY_KEYS.includes(key))
+      errors.push(`unknown field ${key}`);
   }
   const given = input.thresholds ?? {};
   for (const key of Object.keys(given)) {
@@ -139,7 +143,10 @@ const errorSchema = {
   },
 } as const;
 
-/** Unknown fields are reported by mergeAlertSettings (so no `additionalProperties: false` here). */
+/**
+ * What GET returns is a valid PUT. Unknown top-level and threshold fields are reported by
+ * mergeAlertSettings, all at once (so no `additionalProperties: false` at those levels).
+ */
 const putBodySchema = {
   type: 'object',
   properties: {
@@ -152,6 +159,7 @@ const putBodySchema = {
         type: 'object',
         required: ['model', 'window'],
         properties: { model: { type: 'string', maxLength: 200 }, window: { type: 'number' } },
+        additionalProperties: false,
       },
     },
     channels: {
@@ -160,12 +168,14 @@ const putBodySchema = {
       items: {
         type: 'object',
         required: ['id', 'minSeverity'],
+        additionalProperties: false,
         properties: {
           id: { type: 'string', minLength: 1, maxLength: 32 },
           minSeverity: { type: 'string', enum: ['info', 'warning', 'critical'] },
         },
       },
     },
+    updatedAt: { type: ['string', 'null'], description: 'Read-only: ignored.' },
   },
 } as const;
 

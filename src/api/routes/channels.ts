@@ -23,6 +23,7 @@ import {
   listChannels,
   updateChannel,
 } from '../../store/channels.ts';
+import { cursorQuerySchema, readCursor, toPage } from '../cursor.ts';
 import type { ApiDeps } from '../types.ts';
 
 /** A channel as the API returns it (public configuration only). */
@@ -70,7 +71,21 @@ interface CreateBody {
 interface PatchBody {
   name?: string;
   config?: Record<string, unknown>;
+  /** Read-only: may be sent back, must be the channel's type. */
+  type?: ChannelType;
 }
+
+/** Read-only fields of a channel: a PATCH may send back what GET returned; they are ignored. */
+const readOnlyFields = {
+  id: { type: 'string', description: 'Read-only: ignored.' },
+  type: {
+    type: 'string',
+    enum: [...CHANNEL_TYPES],
+    description: "Read-only: must be the channel's type.",
+  },
+  createdAt: { type: 'string', description: 'Read-only: ignored.' },
+  updatedAt: { type: 'string', description: 'Read-only: ignored.' },
+} as const;
 
 /** The channels routes: reads need the `read` scope, writes and tests `admin`. */
 export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
@@ -85,7 +100,7 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
         querystring: {
           type: 'object',
           properties: {
-            cursor: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' },
+            cursor: cursorQuerySchema,
             limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
           },
           additionalProperties: false,
@@ -103,10 +118,12 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
       },
     },
     async (request) =>
-      listChannels(db, request.workspaceId, {
-        cursor: request.query.cursor,
-        limit: request.query.limit,
-      }),
+      toPage(
+        await listChannels(db, request.workspaceId, {
+          after: readCursor(request.query.cursor, ['bigint']),
+          limit: request.query.limit,
+        }),
+      ),
   );
 
   app.get<{ Params: { id: string } }>(
@@ -185,8 +202,9 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
             config: {
               type: 'object',
               description:
-                'Keys to change (same as POST); null removes an optional key; absent keys, secrets included, are kept.',
+                'Keys to change (same as POST); null removes an optional key; absent keys, secrets included, are kept; the public keys GET returns (headerNames, webhookHost) are ignored.',
             },
+            ...readOnlyFields,
           },
           additionalProperties: false,
         },
@@ -198,6 +216,10 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
       const updated = await db.transaction().execute(async (trx) => {
         const current = await getChannelWithSecrets(trx, request.workspaceId, id);
         if (!current) return { status: 404 as const };
+        if (request.body.type !== undefined && request.body.type !== current.type) {
+          const message = `body/type is read-only: channel ${id} is a ${current.type} channel`;
+          return { status: 400 as const, message };
+        }
         let stored: ReturnType<typeof toStored> | undefined;
         if (request.body.config !== undefined) {
           const settings = fromStored(current.type, current);

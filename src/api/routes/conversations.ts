@@ -1,6 +1,7 @@
 /** GET /api/conversations, /api/conversations/:id, /api/runs/:runId and /api/coverage. */
 import type { FastifyPluginAsync } from 'fastify';
 import { getConversation, getCoverage, getRun, listConversations } from '../../store/browse.ts';
+import { cursorQuerySchema, readCursor, toPage } from '../cursor.ts';
 import type { ApiDeps } from '../types.ts';
 
 const idParams = {
@@ -21,17 +22,19 @@ export const conversationsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
           type: 'object',
           properties: {
             limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-            cursor: { type: 'string', maxLength: 1024 },
+            cursor: cursorQuerySchema,
           },
           additionalProperties: false,
         },
       },
     },
     async (request) =>
-      listConversations(db, request.workspaceId, {
-        limit: request.query.limit ?? 50,
-        cursor: request.query.cursor,
-      }),
+      toPage(
+        await listConversations(db, request.workspaceId, {
+          limit: request.query.limit ?? 50,
+          after: readCursor(request.query.cursor, ['bigint', 'text']),
+        }),
+      ),
   );
 
   app.get<{ Params: { id: string } }>(

@@ -4,7 +4,8 @@
  * see why a message did not arrive. Cursor pagination (`{ items, next }`, `?cursor=`).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { isDeliveryCursor, listDeliveries } from '../../store/deliveries.ts';
+import { listDeliveries } from '../../store/deliveries.ts';
+import { cursorQuerySchema, readCursor, toPage } from '../cursor.ts';
 import type { ApiDeps } from '../types.ts';
 
 const attemptSchema = {
@@ -73,7 +74,7 @@ export const deliveriesRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) =
           properties: {
             findingId: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' },
             channelId: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' },
-            cursor: { type: 'string', maxLength: 512 },
+            cursor: cursorQuerySchema,
             limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
           },
           additionalProperties: false,
@@ -94,14 +95,10 @@ export const deliveriesRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) =
         },
       },
     },
-    async (request, reply) => {
-      const { cursor } = request.query;
-      if (cursor !== undefined && !isDeliveryCursor(cursor)) {
-        return reply
-          .code(400)
-          .send({ error: 'bad_request', message: 'cursor is not one this API returned' });
-      }
-      return listDeliveries(db, request.workspaceId, request.query);
+    async (request) => {
+      const { cursor, ...filter } = request.query;
+      const after = readCursor(cursor, ['micros', 'text']);
+      return toPage(await listDeliveries(db, request.workspaceId, { ...filter, after }));
     },
   );
 };

@@ -4,13 +4,10 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DETECTOR_IDS, type DetectorId, type Severity } from '../../model/findings.ts';
-import {
-  decodeFindingCursor,
-  getFinding,
-  listFindings,
-  MAX_FINDINGS_PAGE,
-} from '../../store/findings.ts';
+import { getFinding, listFindings, MAX_FINDINGS_PAGE } from '../../store/findings.ts';
+import { cursorQuerySchema, readCursor, toPage } from '../cursor.ts';
 import type { ApiDeps } from '../types.ts';
+import { BadRequestError } from '../validation.ts';
 
 const SEVERITIES = ['info', 'warning', 'critical'] as const;
 
@@ -66,6 +63,17 @@ interface ListQuery {
   cursor?: string;
 }
 
+/**
+ * A date-time query parameter as a Date. The schema's `date-time` format lets through times
+ * no Date holds (a leap second, `23:59:60`): those are a 400 naming the parameter.
+ */
+function queryTime(name: string, value: string): Date {
+  const time = new Date(value);
+  if (Number.isNaN(time.getTime()))
+    throw new BadRequestError(`querystring/${name} is not a time this API can read`);
+  return time;
+}
+
 /** The findings routes; `read` scope. */
 export const findingsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
   const db = deps.store.db;
@@ -85,7 +93,7 @@ export const findingsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
             since: { type: 'string', format: 'date-time' },
             until: { type: 'string', format: 'date-time' },
             limit: { type: 'integer', minimum: 1, maximum: MAX_FINDINGS_PAGE, default: 50 },
-            cursor: { type: 'string', maxLength: 512 },
+            cursor: cursorQuerySchema,
           },
           additionalProperties: false,
         },
@@ -102,23 +110,20 @@ export const findingsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
         },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const { limit = 50, cursor, since, until, ...filter } = request.query;
-      if (cursor !== undefined && !decodeFindingCursor(cursor)) {
-        return reply
-          .code(400)
-          .send({ error: 'bad_request', message: 'cursor is not one this API returned' });
-      }
-      return listFindings(
+      const after = readCursor(cursor, ['micros', 'bigint']);
+      const page = await listFindings(
         db,
         request.workspaceId,
         {
           ...filter,
-          since: since === undefined ? undefined : new Date(since),
-          until: until === undefined ? undefined : new Date(until),
+          since: since === undefined ? undefined : queryTime('since', since),
+          until: until === undefined ? undefined : queryTime('until', until),
         },
-        { limit, cursor },
+        { limit, after },
       );
+      return toPage(page);
     },
   );
 

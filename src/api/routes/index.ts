@@ -1,6 +1,10 @@
-/** Every JSON API route plugin, registered by buildApp with the ApiDeps. */
+/**
+ * Every JSON API route plugin, registered by buildApp with the ApiDeps, each under the API's
+ * input rules (src/api/validation.ts).
+ */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../types.ts';
+import { withInputRules } from '../validation.ts';
 import { alertsRoutes } from './alerts.ts';
 import { channelsRoutes } from './channels.ts';
 import { conversationsRoutes } from './conversations.ts';
@@ -13,4 +17,4 @@ export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   alertsRoutes,
   channelsRoutes,
   deliveriesRoutes,
-];
+].map(withInputRules);

@@ -1,0 +1,91 @@
+/**
+ * The JSON API's input rules, written once for every route: no string anywhere in a request
+ * (path parameters, query, body; values and object keys) may hold a NUL or a lone UTF-16
+ * surrogate, which PostgreSQL text and jsonb cannot store; unknown fields are named in the
+ * 400. Routes get both by being registered through {@link withInputRules}.
+ */
+import type { FastifyPluginAsync, FastifyRequest, FastifySchemaValidationError } from 'fastify';
+
+/** The part of a request a schema error is about (fastify's `RequestPart`). */
+type RequestPart = 'body' | 'headers' | 'params' | 'querystring';
+
+/** An error the JSON API's error handler answers as a 400 with this message. */
+export class BadRequestError extends Error {
+  readonly statusCode = 400;
+}
+
+/** Whether PostgreSQL can store a string as text or jsonb: no NUL, no lone UTF-16 surrogate. */
+export function isStorableText(value: string): boolean {
+  return value.isWellFormed() && !value.includes('\0');
+}
+
+/**
+ * The path (`body/config/headers/X-A`) of the first string or object key in a parsed JSON
+ * value that {@link isStorableText} refuses, or undefined when there is none. Walks with an
+ * explicit stack, so a deeply nested body cannot overflow the call stack.
+ */
+export function findUnstorableText(value: unknown, root: string): string | undefined {
+  const stack: Array<[unknown, string]> = [[value, root]];
+  while (stack.length > 0) {
+    const [current, path] = stack.pop()!;
+    if (typeof current === 'string') {
+      if (!isStorableText(current)) return path;
+    } else if (Array.isArray(current)) {
+      current.forEach((item, i) => stack.push([item, `${path}/${i}`]));
+    } else if (isJsonObject(current)) {
+      for (const [key, item] of Object.entries(current)) {
+        if (!isStorableText(key)) return `${path} (a key)`;
+        stack.push([item, `${path}/${key}`]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Parsed JSON objects, query strings and path parameters; not raw bodies (Buffers). */
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !ArrayBuffer.isView(value);
+}
+
+/** preValidation hook: a 400 naming the first field that holds unstorable text. */
+async function refuseUnstorableText(request: FastifyRequest): Promise<void> {
+  const parts: Array<[unknown, RequestPart]> = [
+    [request.params, 'params'],
+    [request.query, 'querystring'],
+    [request.body, 'body'],
+  ];
+  for (const [value, name] of parts) {
+    const path = findUnstorableText(value, name);
+    if (path !== undefined)
+      throw new BadRequestError(`${path} must not contain NUL or a lone UTF-16 surrogate`);
+  }
+}
+
+/**
+ * Fastify's schema error message (`querystring/limit must be <= 200`), except that an unknown
+ * field is named: `body/config/foo is not a known field`.
+ */
+export function formatSchemaErrors(
+  errors: FastifySchemaValidationError[],
+  dataVar: RequestPart,
+): Error {
+  const messages = errors.map((error) => {
+    const path = `${dataVar}${error.instancePath}`;
+    const unknown = (error.params as { additionalProperty?: unknown }).additionalProperty;
+    if (error.keyword === 'additionalProperties' && typeof unknown === 'string')
+      return `${path}/${unknown} is not a known field`;
+    return `${path} ${error.message ?? 'is invalid'}`;
+  });
+  return new Error(messages.join(', '));
+}
+
+/** Registers a JSON API route plugin under the input rules above. */
+export function withInputRules<Options extends object>(
+  routes: FastifyPluginAsync<Options>,
+): FastifyPluginAsync<Options> {
+  return async (app, options) => {
+    app.addHook('preValidation', refuseUnstorableText);
+    app.setSchemaErrorFormatter(formatSchemaErrors);
+    await app.register(routes, options);
+  };
+}
