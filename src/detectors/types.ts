@@ -6,7 +6,8 @@
  * what keeps the cost of a new call independent of the conversation's length.
  */
 import type { Compaction, LlmCall } from '../model/calls.ts';
-import type { DetectorId, FindingDraft, Thresholds } from '../model/findings.ts';
+import type { DetectorId, FindingDraft } from '../model/findings.ts';
+import type { Thresholds } from '../model/thresholds.ts';
 
 export type TimelineItem =
   { type: 'call'; call: LlmCall } | { type: 'compaction'; compaction: Compaction };

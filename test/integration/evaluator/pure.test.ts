@@ -4,10 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { failureBackoffMs } from '../../../src/evaluator/evaluator.ts';
-import { applyWindowOverrides, matchesModelGlob } from '../../../src/evaluator/window-overrides.ts';
+import { applyWindowOverrides } from '../../../src/evaluator/window-overrides.ts';
+import { contextWindowFor } from '../../../src/ingest/windows.ts';
 import { call } from './helpers.ts';
 
-describe('matchesModelGlob', () => {
+describe('applyWindowOverrides', () => {
   it.each([
     ['claude-*', 'claude-sonnet-4', true],
     ['claude-*', 'Claude-Opus-4', true],
@@ -15,13 +16,17 @@ describe('matchesModelGlob', () => {
     ['gpt-4?', 'gpt-4o', true],
     ['gpt-4?', 'gpt-4.1', false],
     ['gpt-4.1', 'gpt-4x1', false],
-    ['*', '', true],
     ['claude', 'claude-sonnet-4', false],
-  ])('%s matches %s: %s', (glob, model, expected) => {
-    expect(matchesModelGlob(glob, model)).toBe(expected);
+    // The matcher is ingest's: a provider prefix does not hide the model.
+    ['claude-*', 'anthropic/claude-sonnet-4', true],
+    ['claude-*', 'us.anthropic.claude-sonnet-4', true],
+  ])('glob %s matches %s: %s', (glob, model, expected) => {
+    const c = call('x', 1, { responseModel: model, requestModel: model });
+    const applied = applyWindowOverrides(c, [{ model: glob, window: 64_000 }]);
+    expect(applied.windowSource === 'override' && applied.contextWindow === 64_000).toBe(expected);
   });
 
-  it('overrides the window of the first matching rule, by response or request model', () => {
+  it('overrides the window of the first matching rule, by the response model, else the request model', () => {
     const c = call('x', 1, { responseModel: null, requestModel: 'gpt-4o' });
     const overridden = applyWindowOverrides(c, [
       { model: 'claude-*', window: 1 },
@@ -31,6 +36,47 @@ describe('matchesModelGlob', () => {
     expect(overridden).toMatchObject({ contextWindow: 64_000, windowSource: 'override' });
     expect(c.contextWindow).toBe(200_000);
     expect(applyWindowOverrides(c, [{ model: 'claude-*', window: 1 }])).toBe(c);
+  });
+
+  it('gives a call the window ingest would give it today, for every override and usage', () => {
+    const overrides = [
+      { model: 'claude-opus-*', window: 500_000 },
+      { model: 'gpt-4o', window: 64_000 },
+    ];
+    for (const model of ['claude-opus-4', 'claude-sonnet-4', 'gpt-4o', 'my-model']) {
+      for (const tokens of [1_000, 100_000, 600_000]) {
+        // As ingested before the overrides existed (window from the catalog, or unknown).
+        const before = contextWindowFor(model, tokens, []);
+        const c = call('x', 1, {
+          responseModel: model,
+          requestModel: model,
+          contextTokens: tokens,
+          contextWindow: before.window,
+          windowSource: before.source,
+        });
+        const want = contextWindowFor(model, tokens, overrides);
+        expect(applyWindowOverrides(c, overrides), `${model} ${tokens}`).toMatchObject({
+          contextWindow: want.window,
+          windowSource: want.source,
+        });
+      }
+    }
+  });
+
+  it('moves the window up when the observed usage exceeds the override (source inferred), as ingest does', () => {
+    const c = call('x', 1, { contextTokens: 150_000 });
+    expect(applyWindowOverrides(c, [{ model: 'claude-*', window: 100_000 }])).toMatchObject({
+      contextWindow: 200_000,
+      windowSource: 'inferred',
+    });
+  });
+
+  it('gives the catalog window back to a call whose override was removed', () => {
+    const c = call('x', 1, { contextWindow: 64_000, windowSource: 'override' });
+    expect(applyWindowOverrides(c, [])).toMatchObject({
+      contextWindow: 200_000,
+      windowSource: 'catalog',
+    });
   });
 });
 
