@@ -17,7 +17,7 @@ beforeAll(async () => {
   // Private destinations allowed: nothing is resolved when channels are created (no DNS).
   built = await buildApp({ store, config: defaultConfig({ allowPrivateAddresses: true }) });
   await built.app.ready();
-});
+}, 120_000);
 afterAll(async () => {
   await built?.app.close();
   await store?.close();
