@@ -6,6 +6,7 @@
 import type { Socket } from 'node:net';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Resolver } from '../channels/outbound.ts';
 import type { Config } from '../config.ts';
 import { createEventLog } from '../event-log.ts';
 import type { Store } from '../store/db.ts';
@@ -26,6 +27,8 @@ export interface AppOptions {
   metrics?: Metrics;
   /** A pino logger; without one the app logs nothing. */
   logger?: FastifyBaseLogger;
+  /** Resolves host names for channel destination checks (default: the system resolver). */
+  resolveHost?: Resolver;
 }
 
 export interface App {
@@ -179,7 +182,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(otlpRoutes, { config, pipeline, metrics, work, events });
   await app.register(healthRoutes, { store, metrics, isShuttingDown: () => shuttingDown });
-  const deps: ApiDeps = { store, config, log: app.log };
+  const deps: ApiDeps = {
+    store,
+    config,
+    log: app.log,
+    ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
+  };
   for (const routes of apiRoutes) await app.register(routes, deps);
 
   let closing: Promise<void> | undefined;

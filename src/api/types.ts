@@ -1,5 +1,6 @@
 /** What route plugins receive, and the per-request auth context the auth hook sets. */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Resolver } from '../channels/outbound.ts';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/db.ts';
 
@@ -9,6 +10,11 @@ export interface ApiDeps {
   store: Store;
   config: Config;
   log: FastifyBaseLogger;
+  /**
+   * Resolves host names when a channel's destination is checked (create, change, test).
+   * Default: the system resolver. Tests pass one that answers without leaving the machine.
+   */
+  resolveHost?: Resolver;
 }
 
 declare module 'fastify' {

@@ -108,7 +108,7 @@ export async function sendEmail(
   payload: FindingPayload,
   context: SendContext,
 ): Promise<SendResult> {
-  const resolved = await resolveAllowed(settings.host, context.allowPrivate);
+  const resolved = await resolveAllowed(settings.host, context.allowPrivate, context.resolve);
   if (!resolved.ok) {
     return resolved.blocked
       ? { status: 'permanent', error: `refused: ${resolved.error}` }

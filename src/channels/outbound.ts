@@ -10,91 +10,20 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { checkAddress, checkHostname } from './addresses.ts';
 
-/** Hostnames of cloud metadata services, refused like the addresses they resolve to. */
-const METADATA_HOSTNAMES = new Set([
-  'metadata',
-  'metadata.google.internal',
-  'metadata.goog',
-  'metadata.azure.com',
-  'instance-data',
-  'instance-data.ec2.internal',
-  'metadata.tencentyun.com',
-  'metadata.platformequinix.com',
-]);
+export { checkAddress, checkHostname } from './addresses.ts';
 
 /**
- * Ranges refused unless private addresses are allowed: "this network", private, shared
- * (CGNAT), loopback, link-local (cloud metadata lives at 169.254.169.254 and fd00:ec2::254),
- * benchmarking, multicast and reserved ranges.
+ * Resolves a host name to its addresses, as `dns.lookup(name, { all: true })` does. The
+ * system resolver is the default; tests pass their own so that no lookup leaves the machine
+ * and the decisions taken on the answer can be asserted.
  */
-const BLOCKED = new net.BlockList();
-for (const [prefix, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  BLOCKED.addSubnet(prefix, bits, 'ipv4');
-}
-for (const [prefix, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7], // unique local, includes fd00::/8 (AWS metadata fd00:ec2::254)
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
-  ['100::', 64], // discard
-] as const) {
-  BLOCKED.addSubnet(prefix, bits, 'ipv6');
-}
+export type Resolver = (hostname: string) => Promise<dns.LookupAddress[]>;
 
-/** The IPv4 address embedded in an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::) address. */
-function embeddedIpv4(address: string): string | undefined {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const high = Number.parseInt(hex[1] ?? '0', 16);
-    const low = Number.parseInt(hex[2] ?? '0', 16);
-    return [high >> 8, high & 255, low >> 8, low & 255].join('.');
-  }
-  return undefined;
-}
-
-/**
- * Whether an IP address may be dialled. Everything is allowed when `allowPrivate` is set;
- * otherwise private, loopback, link-local, metadata, multicast and reserved addresses are
- * refused. Returns a reason when refused.
- */
-export function checkAddress(address: string, allowPrivate: boolean): string | undefined {
-  if (allowPrivate) return undefined;
-  const family = net.isIP(address);
-  if (family === 0) return `not an IP address: ${address}`;
-  const v4 = family === 6 ? embeddedIpv4(address) : address;
-  const blocked = v4 !== undefined ? BLOCKED.check(v4, 'ipv4') : BLOCKED.check(address, 'ipv6');
-  return blocked ? `address ${address} is private, loopback, link-local or reserved` : undefined;
-}
-
-/** Whether a hostname (not yet resolved) may be used. Literal IPs are checked as addresses. */
-export function checkHostname(hostname: string, allowPrivate: boolean): string | undefined {
-  const bare = hostname
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '')
-    .toLowerCase();
-  if (net.isIP(bare) !== 0) return checkAddress(bare, allowPrivate);
-  if (allowPrivate) return undefined;
-  if (METADATA_HOSTNAMES.has(bare)) return `host ${bare} is a metadata service`;
-  if (bare === 'localhost' || bare.endsWith('.localhost')) return `host ${bare} is loopback`;
-  return undefined;
-}
+/** The operating system's resolver (getaddrinfo: hosts file, then DNS). */
+export const systemResolver: Resolver = (hostname) =>
+  dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 /** An error raised inside the connect path when the resolved address is refused. */
 class BlockedAddressError extends Error {
@@ -108,45 +37,58 @@ type LookupCallback = (
 ) => void;
 
 /**
- * A `dns.lookup` replacement for `http.request({ lookup })`: resolves as usual, then refuses
- * the connection when any resolved address is not allowed. Runs at connect time, so the
- * address checked is the address dialled.
+ * A `dns.lookup` replacement for `http.request({ lookup })`: resolves with `resolve`, then
+ * refuses the connection when any resolved address is not allowed. Runs at connect time, so
+ * the address checked is the address dialled.
  */
-export function guardedLookup(allowPrivate: boolean) {
+export function guardedLookup(allowPrivate: boolean, resolve: Resolver = systemResolver) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      for (const entry of addresses) {
-        const reason = checkAddress(entry.address, allowPrivate);
-        if (reason) return callback(new BlockedAddressError(`${hostname}: ${reason}`), []);
-      }
-      if (options.all) return callback(null, addresses);
-      const first = addresses[0];
-      if (!first)
-        return callback(
-          Object.assign(new Error(`${hostname}: no address`), { code: 'ENOTFOUND' }),
-          [],
-        );
-      callback(null, first.address, first.family);
-    });
+    resolve(hostname).then(
+      (resolved) => {
+        const addresses =
+          options.family === 4 || options.family === 6
+            ? resolved.filter((entry) => entry.family === options.family)
+            : resolved;
+        for (const entry of addresses) {
+          const reason = checkAddress(entry.address, allowPrivate);
+          if (reason) return callback(new BlockedAddressError(`${hostname}: ${reason}`), []);
+        }
+        if (options.all) return callback(null, addresses);
+        const first = addresses[0];
+        if (!first)
+          return callback(
+            Object.assign(new Error(`${hostname}: no address`), { code: 'ENOTFOUND' }),
+            [],
+          );
+        callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, []),
+    );
   };
 }
+
+/** Where {@link resolveAllowed} came to: an allowed address, or why not. */
+export type ResolveOutcome =
+  | { ok: true; address: string }
+  /** `blocked`: the destination is refused; otherwise the name could not be resolved. */
+  | { ok: false; error: string; blocked: boolean };
 
 /**
  * Resolves a hostname to one allowed address (for clients that cannot take a lookup hook,
  * such as the SMTP transport: they then dial this address). Refuses when any resolved
- * address is not allowed.
+ * address is not allowed. Never rejects.
  */
 export async function resolveAllowed(
   hostname: string,
   allowPrivate: boolean,
-): Promise<{ ok: true; address: string } | { ok: false; error: string; blocked: boolean }> {
+  resolve: Resolver = systemResolver,
+): Promise<ResolveOutcome> {
   const hostReason = checkHostname(hostname, allowPrivate);
   if (hostReason) return { ok: false, error: hostReason, blocked: true };
   const bare = hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(bare) !== 0) return { ok: true, address: bare };
   try {
-    const addresses = await dns.promises.lookup(bare, { all: true });
+    const addresses = await resolve(bare);
     for (const entry of addresses) {
       const reason = checkAddress(entry.address, allowPrivate);
       if (reason) return { ok: false, error: `${bare}: ${reason}`, blocked: true };
@@ -181,6 +123,8 @@ export interface PostOptions {
   signal?: AbortSignal;
   /** Allow private, loopback and link-local destinations. Default false. */
   allowPrivate?: boolean;
+  /** Resolves the URL's host name. Default {@link systemResolver}. */
+  resolve?: Resolver;
   /** Largest response body kept (bytes); the rest is discarded. Default 64 KiB. */
   maxResponseBytes?: number;
 }
@@ -228,7 +172,7 @@ export function postJson(url: string, options: PostOptions): Promise<HttpOutcome
         ...options.headers,
         'content-length': String(body.length),
       },
-      lookup: guardedLookup(allowPrivate) as unknown as typeof dns.lookup,
+      lookup: guardedLookup(allowPrivate, options.resolve) as unknown as typeof dns.lookup,
       agent: false,
     });
     request.on('error', (error: NodeJS.ErrnoException) => {

@@ -122,6 +122,7 @@ export async function sendSlack(
     body: JSON.stringify(formatSlack(payload)),
     signal: context.signal,
     allowPrivate: context.allowPrivate,
+    ...(context.resolve ? { resolve: context.resolve } : {}),
   });
   return classifyHttp(outcome, context.now().getTime());
 }

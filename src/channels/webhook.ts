@@ -7,7 +7,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { WebhookSettings } from './config.ts';
-import { postJson } from './outbound.ts';
+import { postJson, type Resolver } from './outbound.ts';
 import type { FindingPayload } from './payload.ts';
 import { classifyHttp, type SendResult } from './policy.ts';
 
@@ -54,6 +54,8 @@ export interface SendContext {
   signal: AbortSignal;
   /** Allow private, loopback and link-local destinations. */
   allowPrivate: boolean;
+  /** Resolves destination host names. Default: the system resolver. */
+  resolve?: Resolver;
   now: () => Date;
 }
 
@@ -70,6 +72,7 @@ export async function sendWebhook(
     headers: request.headers,
     signal: context.signal,
     allowPrivate: context.allowPrivate,
+    ...(context.resolve ? { resolve: context.resolve } : {}),
   });
   return classifyHttp(outcome, context.now().getTime());
 }

@@ -3,6 +3,7 @@
  * Background loops (evaluator, notifier) run unless disabled.
  */
 import { buildApp, type App } from '../../src/api/app.ts';
+import type { Resolver } from '../../src/channels/outbound.ts';
 import { defaultConfig, type Config } from '../../src/config.ts';
 import { startBackgroundLoops, type Loop } from '../../src/loops.ts';
 import pino from 'pino';
@@ -17,11 +18,21 @@ export interface TestServer {
 }
 
 export async function startTestServer(
-  options: { config?: Partial<Config>; loops?: boolean; store?: TestStore } = {},
+  options: {
+    config?: Partial<Config>;
+    loops?: boolean;
+    store?: TestStore;
+    /** Answers the API's host-name lookups (channel destination checks) in place of DNS. */
+    resolveHost?: Resolver;
+  } = {},
 ): Promise<TestServer> {
   const store = options.store ?? (await createTestStore());
   const config = defaultConfig({ evaluatorQuietMs: 100, evaluatorPollMs: 50, ...options.config });
-  const app = await buildApp({ store, config });
+  const app = await buildApp({
+    store,
+    config,
+    ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
+  });
   const log = pino({ level: 'silent' });
   const loops: Loop =
     options.loops === false

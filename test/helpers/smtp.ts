@@ -30,6 +30,8 @@ export async function startSmtpSink(auth?: { user: string; password: string }): 
     authOptional: auth === undefined,
     allowInsecureAuth: true,
     logger: false,
+    // smtp-server looks up the client's name by default: a DNS query that would leave the box.
+    disableReverseLookup: true,
     onAuth(credentials, _session, callback) {
       if (auth && credentials.username === auth.user && credentials.password === auth.password) {
         callback(null, { user: credentials.username });

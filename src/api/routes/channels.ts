@@ -15,6 +15,7 @@ import {
   type ChannelType,
 } from '../../channels/config.ts';
 import { sendTest } from '../../channels/delivery-loop.ts';
+import { checkDestinations } from '../../channels/destination.ts';
 import {
   createChannel,
   deleteChannel,
@@ -91,6 +92,12 @@ const readOnlyFields = {
 export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
   const db = deps.store.db;
   const notFound = (id: string) => ({ error: 'not_found', message: `no channel "${id}"` });
+  // A destination every send would refuse (private, loopback, metadata) is refused up front.
+  const refusedDestination = (config: Record<string, unknown>) =>
+    checkDestinations(config, {
+      allowPrivate: deps.config.allowPrivateAddresses,
+      ...(deps.resolveHost ? { resolve: deps.resolveHost } : {}),
+    });
 
   app.get<{ Querystring: { cursor?: string; limit?: number } }>(
     '/api/channels',
@@ -173,6 +180,8 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
       const { type, name, config } = request.body;
       const parsed = parseNewChannelConfig(type, config);
       if (!parsed.ok) return reply.code(400).send({ error: 'bad_request', message: parsed.error });
+      const refused = await refusedDestination(config);
+      if (refused) return reply.code(400).send({ error: 'bad_request', message: refused });
       const channel = await createChannel(db, request.workspaceId, {
         type,
         name,
@@ -213,6 +222,8 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
     },
     async (request, reply) => {
       const { id } = request.params;
+      const refused = request.body.config && (await refusedDestination(request.body.config));
+      if (refused) return reply.code(400).send({ error: 'bad_request', message: refused });
       const updated = await db.transaction().execute(async (trx) => {
         const current = await getChannelWithSecrets(trx, request.workspaceId, id);
         if (!current) return { status: 404 as const };
@@ -276,11 +287,16 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
               durationMs: { type: 'integer' },
             },
           },
+          400: errorSchema,
           404: errorSchema,
         },
       },
     },
     async (request, reply) => {
+      const channel = await getChannelWithSecrets(db, request.workspaceId, request.params.id);
+      const settings = channel && fromStored(channel.type, channel);
+      const refused = settings?.ok && (await refusedDestination({ ...settings.value }));
+      if (refused) return reply.code(400).send({ error: 'bad_request', message: refused });
       const sent = await sendTest(db, request.workspaceId, request.params.id, deps.config);
       if (!sent.found) return reply.code(404).send(notFound(request.params.id));
       const { result } = sent;
