@@ -20,6 +20,17 @@ const { run } = await import(fromSource ? '../src/cli/index.ts' : COMPILED.href)
 const io = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
+  // All of standard input (statusline). A terminal gives '' at once instead of waiting for ^D.
+  readStdin: async () => {
+    if (process.stdin.isTTY) return '';
+    const chunks = [];
+    try {
+      for await (const chunk of process.stdin) chunks.push(chunk);
+    } catch {
+      // A closed or broken stdin reads as what arrived before.
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  },
 };
 try {
   process.exitCode = await run(process.argv.slice(2), io, process.env);

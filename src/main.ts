@@ -57,6 +57,7 @@ export async function serve(config: Config): Promise<RunningServer> {
   const address = await built.app
     .listen({ host: config.host, port: config.port })
     .finally(() => (built.app.log.level = level));
+  store.advertise?.(address); // CLI commands on the same data directory go through this server
   log.info(
     { address, database: store.kind, location: store.location },
     `rotscope listening on ${address}`,

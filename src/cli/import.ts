@@ -1,15 +1,16 @@
 /**
  * `rotscope import FILE...`: reads Claude Code session transcripts (JSONL) into the store,
  * as if their calls had arrived over OTLP; the evaluator of a running `serve` (or the next
- * one started) evaluates them. Re-importing a file creates no duplicates.
+ * one started) evaluates them. Re-importing a file creates no duplicates. On the embedded
+ * database it refuses while another process (a running server) holds the data directory.
  */
 import { readFile } from 'node:fs/promises';
 import { IngestPipeline } from '../api/ingest-pipeline.ts';
 import type { Config } from '../config.ts';
 import { normalizeTranscript, transcriptOptionsForPath } from '../ingest/index.ts';
-import { openStore } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { ensureWorkspace } from '../store/workspaces.ts';
+import { openStoreOrHolder, refuseHeld } from './held-data-dir.ts';
 
 export async function importCommand(
   files: readonly string[],
@@ -21,7 +22,8 @@ export async function importCommand(
     io.stderr('usage: rotscope import FILE.jsonl... [--workspace W]\n');
     return 2;
   }
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const { store, locked } = await openStoreOrHolder(config);
+  if (locked) return refuseHeld('import', locked, io);
   let failed = 0;
   try {
     await migrate(store.db);

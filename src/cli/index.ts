@@ -16,8 +16,10 @@ async function help(): Promise<string> {
 Usage:
   rotscope serve [flags]                     OTLP/HTTP receiver, API, evaluator, notifier (default 127.0.0.1:4318)
   rotscope migrate [flags]                   apply database migrations and exit
-  rotscope token create --workspace W --scope ingest|read|admin
-                                             create an API token (printed once)
+  rotscope token create --workspace W --scope ingest|read|admin [--token ADMIN]
+                                             create an API token (printed once); beside a running
+                                             server on the same data directory, through that server
+                                             (with an admin token once tokens exist: --token or ROTSCOPE_TOKEN)
   rotscope statusline                        Claude Code status line: how full the context window is (JSON on stdin)
   rotscope analyze FILE... [--json] [--fail-on SEVERITY]
                                              run the detectors offline on transcripts / OTLP JSON files
@@ -54,12 +56,20 @@ async function parseConfig(
   const configFlags = Object.fromEntries(
     Object.keys(ENV_NAMES).map((key) => [flagName(key), { type: 'string' as const }]),
   );
-  const parsed = parseArgs({
-    args: argv,
-    options: { ...configFlags, ...extra },
-    allowPositionals: true,
-    strict: true,
-  });
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { ...configFlags, ...extra },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    // An unknown flag or a flag without its value is bad usage (exit 2), not a crash.
+    if (!String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')) throw error;
+    io.stderr(`${(error as Error).message}\n(rotscope --help lists the commands and flags)\n`);
+    return undefined;
+  }
   const result = loadConfig(env, parsed.values as Record<string, string | undefined>);
   if (!result.ok) {
     io.stderr(`invalid settings:\n${result.errors.map((e) => `  - ${e}`).join('\n')}\n`);
@@ -82,18 +92,23 @@ export async function run(
     case 'serve': {
       const parsed = await parseConfig(rest, {}, io, env);
       if (!parsed) return 2;
-      await serveUntilSignal(parsed.config, io);
+      const { DataDirLockedError } = await import('../store/data-dir-lock.ts');
+      try {
+        await serveUntilSignal(parsed.config, io);
+      } catch (error) {
+        if (!(error instanceof DataDirLockedError)) throw error;
+        io.stderr(`rotscope serve: ${error.message}\n`);
+        return 1;
+      }
       return 0;
     }
     case 'migrate': {
       const parsed = await parseConfig(rest, {}, io, env);
       if (!parsed) return 2;
-      const { openStore } = await import('../store/db.ts');
+      const { openStoreOrHolder, refuseHeld } = await import('./held-data-dir.ts');
       const { migrate } = await import('../store/migrate.ts');
-      const store = await openStore({
-        databaseUrl: parsed.config.databaseUrl,
-        dataDir: parsed.config.dataDir,
-      });
+      const { store, locked } = await openStoreOrHolder(parsed.config);
+      if (locked) return refuseHeld('migrate', locked, io);
       try {
         const result = await migrate(store.db);
         io.stdout(
@@ -108,20 +123,23 @@ export async function run(
     }
     case 'token': {
       if (rest[0] !== 'create') {
-        io.stderr('usage: rotscope token create --workspace W --scope ingest|read|admin\n');
+        io.stderr(
+          'usage: rotscope token create --workspace W --scope ingest|read|admin [--token ADMIN]\n',
+        );
         return 2;
       }
       const parsed = await parseConfig(
         rest.slice(1),
-        { workspace: { type: 'string' }, scope: { type: 'string' } },
+        { workspace: { type: 'string' }, scope: { type: 'string' }, token: { type: 'string' } },
         io,
         env,
       );
       if (!parsed) return 2;
       const workspace = String(parsed.values.workspace ?? '');
       const scope = String(parsed.values.scope ?? '');
+      const { createToken, WORKSPACE_ID_PATTERN } = await import('../store/workspaces.ts');
       if (
-        !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(workspace) ||
+        !new RegExp(WORKSPACE_ID_PATTERN).test(workspace) ||
         !['ingest', 'read', 'admin'].includes(scope)
       ) {
         io.stderr(
@@ -129,13 +147,23 @@ export async function run(
         );
         return 2;
       }
-      const { openStore } = await import('../store/db.ts');
+      const { openStoreOrHolder, createTokenThroughServer } = await import('./held-data-dir.ts');
       const { migrate } = await import('../store/migrate.ts');
-      const { createToken } = await import('../store/workspaces.ts');
-      const store = await openStore({
-        databaseUrl: parsed.config.databaseUrl,
-        dataDir: parsed.config.dataDir,
-      });
+      const { store, locked } = await openStoreOrHolder(parsed.config);
+      if (locked) {
+        // The directory is held by a running server: create the token through it.
+        const adminToken = parsed.values.token ?? env.ROTSCOPE_TOKEN;
+        return createTokenThroughServer(
+          locked,
+          {
+            workspace,
+            scope: scope as 'ingest' | 'read' | 'admin',
+            adminToken:
+              typeof adminToken === 'string' && adminToken !== '' ? adminToken : undefined,
+          },
+          io,
+        );
+      }
       try {
         await migrate(store.db);
         const { token } = await createToken(

@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { acquireDataDirLock } from './data-dir-lock.ts';
 import { PGlitePool } from './pglite-pool.ts';
 import type { Database } from './schema.ts';
 
@@ -28,6 +29,11 @@ export interface Store {
   /** Where the data lives, for logs (the URL without its password, or the directory). */
   location: string;
   close(): Promise<void>;
+  /**
+   * Records a listening server's URL in the embedded data directory's lock, so CLI commands
+   * that find the directory held can go through the server. Absent on PostgreSQL.
+   */
+  advertise?(url: string): void;
 }
 
 const INT8_OID = 20;
@@ -61,17 +67,31 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }
   const inMemory = options.dataDir.startsWith('memory://');
   if (!inMemory && !options.pglite) mkdirSync(options.dataDir, { recursive: true });
-  const lite =
-    options.pglite ??
-    // 'memory://' (not undefined): PGlite ignores the options argument when the first is undefined.
-    (await PGlite.create(inMemory ? 'memory://' : options.dataDir, {
-      parsers: { [INT8_OID]: readInt8AsString },
-    }));
+  // PGlite is single-process: hold the directory (throws DataDirLockedError naming the holder).
+  const lock = inMemory || options.pglite ? undefined : acquireDataDirLock(options.dataDir);
+  let lite: PGlite;
+  try {
+    lite =
+      options.pglite ??
+      // 'memory://' (not undefined): PGlite ignores the options argument when the first is undefined.
+      (await PGlite.create(inMemory ? 'memory://' : options.dataDir, {
+        parsers: { [INT8_OID]: readInt8AsString },
+      }));
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const pool = new PGlitePool(lite);
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),
   });
-  return { db, kind: 'pglite', location: options.dataDir, close: () => db.destroy() };
+  return {
+    db,
+    kind: 'pglite',
+    location: options.dataDir,
+    close: () => db.destroy().finally(() => lock?.release()),
+    advertise: (url) => lock?.advertise(url),
+  };
 }
 
 /**

@@ -5,6 +5,9 @@ import type { Db } from './db.ts';
 
 export const TOKEN_PREFIX = 'rs_';
 
+/** A workspace id: lowercase letters, digits, `-` and `_`, at most 63 characters. */
+export const WORKSPACE_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{0,62}$';
+
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }

@@ -10,6 +10,7 @@ import { channelsRoutes } from './channels.ts';
 import { conversationsRoutes } from './conversations.ts';
 import { deliveriesRoutes } from './deliveries.ts';
 import { findingsRoutes } from './findings.ts';
+import { tokensRoutes } from './tokens.ts';
 
 export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   conversationsRoutes,
@@ -17,4 +18,5 @@ export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   alertsRoutes,
   channelsRoutes,
   deliveriesRoutes,
+  tokensRoutes,
 ].map(withInputRules);

@@ -1,0 +1,97 @@
+/**
+ * CLI commands beside a running server. The embedded database (PGlite) allows one process per
+ * data directory, so a command that finds the directory held never writes underneath the
+ * holder: it goes through the holder's HTTP API (`token create`), or refuses naming the
+ * holder's pid and address (`migrate`, `import`). On PostgreSQL there is no lock.
+ */
+import type { Config } from '../config.ts';
+import { DataDirLockedError, describeHolder } from '../store/data-dir-lock.ts';
+import { openStore, type Store } from '../store/db.ts';
+import type { Scope } from '../api/types.ts';
+
+interface Out {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+/** Opens the store, or reports who holds the embedded data directory. */
+export async function openStoreOrHolder(
+  config: Config,
+): Promise<{ store: Store; locked?: never } | { store?: never; locked: DataDirLockedError }> {
+  try {
+    return { store: await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }) };
+  } catch (error) {
+    if (error instanceof DataDirLockedError) return { locked: error };
+    throw error;
+  }
+}
+
+/** Prints why `command` does not run beside the holder; returns the exit code (1). */
+export function refuseHeld(command: string, locked: DataDirLockedError, io: Out): number {
+  const pid = locked.holder ? ` (pid ${locked.holder.pid})` : '';
+  io.stderr(
+    `rotscope ${command}: the data directory ${locked.dataDir} is in use by ${describeHolder(locked.holder)}. ` +
+      `${command} would write to the embedded database underneath it and lose data: stop that process${pid} ` +
+      'first, or use DATABASE_URL to share a PostgreSQL\n',
+  );
+  return 1;
+}
+
+/** The holder's base URL, reachable from this machine (an unspecified bind address becomes loopback). */
+export function reachableUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.hostname === '0.0.0.0') parsed.hostname = '127.0.0.1';
+  if (parsed.hostname === '[::]') parsed.hostname = '[::1]';
+  return parsed.origin;
+}
+
+/**
+ * `token create` through the server holding the data directory: `POST /api/tokens`, open on
+ * loopback before the first token, else with an admin token (`--token` or ROTSCOPE_TOKEN).
+ */
+export async function createTokenThroughServer(
+  locked: DataDirLockedError,
+  request: { workspace: string; scope: Scope; adminToken: string | undefined },
+  io: Out,
+): Promise<number> {
+  const holder = locked.holder;
+  if (!holder?.url) return refuseHeld('token create', locked, io);
+  const base = reachableUrl(holder.url);
+  let response: Response;
+  try {
+    response = await fetch(`${base}/api/tokens`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(request.adminToken ? { authorization: `Bearer ${request.adminToken}` } : {}),
+      },
+      body: JSON.stringify({ workspace: request.workspace, scope: request.scope }),
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (error) {
+    const reason = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
+    io.stderr(
+      `rotscope token create: the data directory ${locked.dataDir} is held by pid ${holder.pid}, ` +
+        `but its server at ${base} does not answer (${reason})\n`,
+    );
+    return 1;
+  }
+  const body = (await response.json().catch(() => ({}))) as { token?: string; message?: string };
+  if (response.status === 201 && typeof body.token === 'string') {
+    io.stdout(`${body.token}\n`);
+    io.stderr(
+      `token for workspace "${request.workspace}" with scope "${request.scope}", created by the running ` +
+        `server (pid ${holder.pid}, ${base}): shown once, store it now\n`,
+    );
+    return 0;
+  }
+  const hint =
+    response.status === 401 || response.status === 403
+      ? `; pass an admin token of workspace "${request.workspace}" with --token (or ROTSCOPE_TOKEN), or stop the server (pid ${holder.pid}) and run this again`
+      : '';
+  io.stderr(
+    `rotscope token create: the running server (pid ${holder.pid}, ${base}) answered ${response.status}: ` +
+      `${body.message ?? 'no message'}${hint}\n`,
+  );
+  return 1;
+}

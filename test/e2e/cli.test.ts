@@ -1,0 +1,241 @@
+/**
+ * Every `rotscope` command as a user runs it: the real bin/rotscope.js in a child process, with
+ * real stdin, arguments, environment and exit code. (test/integration/cli.test.ts calls run()
+ * in-process; this file is the program.)
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/db.ts';
+import { findToken } from '../../src/store/workspaces.ts';
+import { BIN, runCli, type CliResult } from '../helpers/cli.ts';
+import { createTestDatabase } from '../helpers/store.ts';
+
+const TRANSCRIPT = fileURLToPath(
+  new URL('../fixtures/real/claude-code_transcript_sidechains.jsonl', import.meta.url),
+);
+const OTLP_JSON = fileURLToPath(
+  new URL('../fixtures/real/otlp-json_openinference_openai.json', import.meta.url),
+);
+
+let dataDir: string;
+/** The store the commands use: a fresh PostgreSQL database when DATABASE_URL is set, else PGlite. */
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), 'rotscope-e2e-cli-'));
+  const url = await createTestDatabase();
+  env = url ? { DATABASE_URL: url } : { ROTSCOPE_DATA_DIR: dataDir };
+});
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/** A stack trace or an internal error is never what a user sees. */
+function expectNoTrace(result: CliResult): void {
+  expect(result.stderr).not.toMatch(/\n\s+at |Error:|TypeError|node:internal/);
+}
+
+/** Claude Code's status line JSON (conventions §5.4), as it pipes it after an assistant message. */
+function claudeCodeStatus(overrides: Record<string, unknown>): string {
+  return JSON.stringify({
+    hook_event_name: 'Status',
+    session_id: 'fe5e1c67-53e7-4862-81ae-d0e013e3270b',
+    transcript_path: '/nonexistent/transcript.jsonl',
+    cwd: '/home/user/project',
+    version: '2.1.197',
+    model: { id: 'claude-opus-4-6', display_name: 'Opus 4.6' },
+    workspace: { current_dir: '/home/user/project', project_dir: '/home/user/project' },
+    output_style: { name: 'default' },
+    cost: {
+      total_cost_usd: 0.42,
+      total_duration_ms: 61_000,
+      total_api_duration_ms: 23_000,
+      total_lines_added: 12,
+      total_lines_removed: 3,
+    },
+    exceeds_200k_tokens: false,
+    context_window: {
+      total_input_tokens: 152_003,
+      total_output_tokens: 4_100,
+      context_window_size: 200_000,
+      used_percentage: 76,
+      remaining_percentage: 24,
+      current_usage: {
+        input_tokens: 3,
+        output_tokens: 410,
+        cache_creation_input_tokens: 2_000,
+        cache_read_input_tokens: 150_000,
+      },
+    },
+    ...overrides,
+  });
+}
+
+// Each command is a fresh node process loading TypeScript through tsx, several open PGlite:
+// seconds each on a busy 2-core machine.
+describe('rotscope (the program)', { timeout: 240_000 }, () => {
+  it('--help prints the usage and exits 0; no command prints it and exits 2', async () => {
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage:');
+    expect(help.stdout).toContain('rotscope statusline');
+    expect(help.stdout).toContain('ROTSCOPE_DATA_DIR');
+    const none = await runCli([]);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toContain('Usage:');
+  });
+
+  it('an unknown command or a bad flag exits 2 with a message, never a stack trace', async () => {
+    const cases: Array<[string[], string]> = [
+      [['frobnicate'], 'unknown command "frobnicate"'],
+      [['migrate', '--no-such-flag'], "Unknown option '--no-such-flag'"],
+      [['token', 'create', '--workspace'], "Option '--workspace <value>' argument missing"],
+      [['migrate', '--port', 'seventy'], 'ROTSCOPE_PORT (--port)'],
+      [['token', 'create', '--workspace', 'x', '--scope', 'root'], 'usage: rotscope token create'],
+      [['token', 'delete'], 'usage: rotscope token create'],
+      [
+        ['analyze', '--fail-on', 'never', TRANSCRIPT],
+        '--fail-on must be info, warning or critical',
+      ],
+      [['import'], 'usage: rotscope import'],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCli(args, { env })));
+    results.forEach((result, i) => {
+      const [args, message] = cases[i]!;
+      expect({ args, code: result.code }).toEqual({ args, code: 2 });
+      expect(result.stderr).toContain(message);
+      expectNoTrace(result);
+    });
+  });
+
+  describe('statusline', () => {
+    it("reads Claude Code's status JSON from stdin", async () => {
+      const result = await runCli(['statusline'], { stdin: claudeCodeStatus({}) });
+      expect(result).toEqual({ code: 0, stdout: '⚠ ctx ▰▰▰▰▰▰▰▰▱▱ 76% (152k/200k)\n', stderr: '' });
+    });
+
+    it('falls back to the real transcript at transcript_path when current_usage is null', async () => {
+      const stdin = claudeCodeStatus({
+        transcript_path: TRANSCRIPT,
+        model: { id: 'claude-sonnet-4-20250514', display_name: 'Sonnet 4' },
+        context_window: { context_window_size: 200_000, current_usage: null },
+      });
+      const result = await runCli(['statusline'], { stdin });
+      expect(result).toEqual({ code: 0, stdout: 'ctx ▰▱▱▱▱▱▱▱▱▱ 10% (22k/200k)\n', stderr: '' });
+    });
+
+    it('prints the empty reading for empty, garbage or non-object stdin, exit 0, no trace', async () => {
+      const inputs: Array<string | Buffer> = [
+        '',
+        'not json at all',
+        Buffer.from([0xff, 0xfe, 0x00, 0x9c, 0x80, 0x0a]),
+        '[1,2,3]',
+        'null',
+        '{"context_window": {"current_usage": "lots"}, "transcript_path": 42}',
+        '{"transcript_path": "/dev/null"}',
+      ];
+      const results = await Promise.all(inputs.map((stdin) => runCli(['statusline'], { stdin })));
+      for (const result of results)
+        expect(result).toEqual({ code: 0, stdout: 'ctx –\n', stderr: '' });
+    });
+
+    it('does not wait for input when stdin is a terminal', async () => {
+      // util-linux `script` runs the command on a pseudo-terminal: stdin is a TTY nobody types on.
+      const { spawnSync } = await import('node:child_process');
+      const result = spawnSync(
+        'script',
+        [
+          '-qec',
+          `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} statusline`,
+          '/dev/null',
+        ],
+        {
+          env: { ...process.env, ROTSCOPE_FROM_SOURCE: '1' },
+          encoding: 'utf8',
+          timeout: 60_000,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      expect(result.error).toBeUndefined();
+      expect(result.status).toBe(0);
+      expect(result.stdout.replace(/\r/g, '')).toBe('ctx –\n');
+    });
+  });
+
+  it('migrate applies the migrations once, then reports the schema up to date', async () => {
+    const first = await runCli(['migrate'], { env });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^applied 0001_init, .* \(schema version \d+\)\n$/);
+    const again = await runCli(['migrate'], { env });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^up to date \(schema version \d+\)\n$/);
+  });
+
+  it('token create prints the token once on stdout and stores it for its workspace', async () => {
+    const result = await runCli(['token', 'create', '--workspace', 'team-x', '--scope', 'ingest'], {
+      env,
+    });
+    expect(result.code).toBe(0);
+    const token = result.stdout.trim();
+    expect(token).toMatch(/^rs_ingest_[\w-]{32}$/);
+    expect(result.stderr).toContain('shown once');
+    const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir });
+    try {
+      expect(await findToken(store.db, token)).toEqual({ workspaceId: 'team-x', scope: 'ingest' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('import stores a real transcript (re-import adds nothing); a missing file exits 1', async () => {
+    const first = await runCli(['import', TRANSCRIPT, '--workspace', 'imported'], { env });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe(
+      `${TRANSCRIPT}: 170 calls, 167 tool results, 0 compactions in 1 conversation(s)\n`,
+    );
+    const again = await runCli(['import', TRANSCRIPT, '--workspace', 'imported'], { env });
+    expect(again.code).toBe(0);
+    const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir });
+    try {
+      const calls = await store.db
+        .selectFrom('llm_calls')
+        .select('stream_key')
+        .where('workspace_id', '=', 'imported')
+        .execute();
+      expect(calls).toHaveLength(170);
+    } finally {
+      await store.close();
+    }
+    const missing = await runCli(['import', '/nonexistent/session.jsonl'], { env });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('/nonexistent/session.jsonl: cannot read (ENOENT)');
+    expectNoTrace(missing);
+  });
+
+  it('analyze reports the findings of a real transcript; --fail-on sets the exit code', async () => {
+    const [plain, json, failWarning, failCritical, otlp] = await Promise.all([
+      runCli(['analyze', TRANSCRIPT]),
+      runCli(['analyze', TRANSCRIPT, '--json']),
+      runCli(['analyze', TRANSCRIPT, '--fail-on', 'warning']),
+      runCli(['analyze', TRANSCRIPT, '--fail-on', 'critical']),
+      runCli(['analyze', OTLP_JSON]),
+    ]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain(
+      '1 conversation, 170 calls, 2 findings (0 critical, 2 warning, 0 info)',
+    );
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout).totals).toEqual({
+      conversations: 1,
+      calls: 170,
+      findings: { info: 0, warning: 2, critical: 0 },
+    });
+    expect(failWarning.code).toBe(1);
+    expect(failCritical.code).toBe(0);
+    expect(otlp.code).toBe(0);
+    const missing = await runCli(['analyze', '/nonexistent/trace.json']);
+    expect(missing.code).toBe(2);
+    expectNoTrace(missing);
+  });
+});
