@@ -22,6 +22,7 @@
  * Plain JavaScript (no TypeScript loader needed) so a bare `node` child can preload it.
  */
 import childProcess from 'node:child_process';
+import { promisify } from 'node:util';
 import dns from 'node:dns';
 import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
@@ -199,6 +200,23 @@ function installChildGuard() {
       }
       return original.apply(this, args);
     };
+    // util.promisify(exec/execFile) resolves { stdout, stderr } through this symbol; keep it.
+    const custom = original[promisify.custom];
+    if (custom) {
+      childProcess[name][promisify.custom] = (...args) => {
+        const options = args.find(
+          (arg, index) =>
+            index > 0 && arg !== null && typeof arg === 'object' && !Array.isArray(arg),
+        );
+        if (options?.env) {
+          args[args.indexOf(options)] = {
+            ...options,
+            env: { ...options.env, NODE_OPTIONS: withGuardImport(options.env.NODE_OPTIONS) },
+          };
+        }
+        return custom.apply(childProcess, args);
+      };
+    }
   }
 }
 
