@@ -181,7 +181,7 @@ async function runEntrypoint(env: Record<string, string>): Promise<Container> {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   };
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + 180_000;
   for (;;) {
     if (child.exitCode !== null)
       throw new Error(`exited ${child.exitCode} before ready:\n${output}`);
@@ -192,7 +192,7 @@ async function runEntrypoint(env: Record<string, string>): Promise<Container> {
     if (status === 200) return { child, port, output: () => output, stop };
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`/readyz not 200 in 90 s:\n${output}`);
+      throw new Error(`/readyz not 200 in 180 s:\n${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -241,7 +241,7 @@ describe('the image entrypoint, run directly with the compose environment', () =
       timeout: 10_000,
     });
     expect(down.status).toBe(1);
-  }, 240_000);
+  }, 480_000);
 
   it('stores ROTSCOPE_BOOTSTRAP_TOKEN from the shell as the admin token and never prints it', async () => {
     const chosen = `chosen-${'0123456789abcdef'.repeat(2)}`;
@@ -261,5 +261,5 @@ describe('the image entrypoint, run directly with the compose environment', () =
     } finally {
       await server.stop();
     }
-  }, 180_000);
+  }, 300_000);
 });
