@@ -17,6 +17,7 @@ import {
   markSideCalls,
 } from '../store/ingest.ts';
 import { markConversationsDirty } from '../store/conversations.ts';
+import { joinLoggedToolResults } from '../store/logged-tool-parts.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
 
 export interface IngestOutcome {
@@ -61,8 +62,14 @@ export class IngestPipeline {
         // Content logged before its span arrived is applied now.
         const content = await applyStoredCallContent(trx, workspaceId, batch.normalized.calls);
         await insertToolResults(trx, batch.normalized.toolResults);
+        const toolParts = await joinLoggedToolResults(trx, workspaceId, batch.normalized);
         const compactions = await insertCompactions(trx, batch.normalized.compactions);
-        await markConversationsDirty(trx, workspaceId, [...calls, ...content, ...compactions]);
+        await markConversationsDirty(trx, workspaceId, [
+          ...calls,
+          ...content,
+          ...toolParts,
+          ...compactions,
+        ]);
       });
     }
     return { stored: batch.keep.length, dropped: batch.dropped };
@@ -77,11 +84,13 @@ export class IngestPipeline {
         const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls);
         const content = await applyCallContent(trx, workspaceId, batch.callContent);
         await insertToolResults(trx, batch.normalized.toolResults);
+        const toolParts = await joinLoggedToolResults(trx, workspaceId, batch.normalized);
         const compactions = await insertCompactions(trx, batch.normalized.compactions);
         await markConversationsDirty(trx, workspaceId, [
           ...calls,
           ...sideCalls,
           ...content,
+          ...toolParts,
           ...compactions,
         ]);
       });

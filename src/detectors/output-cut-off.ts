@@ -2,7 +2,9 @@
  * `output_cut_off` (DESIGN §6, issue 3): a call stopped because it hit its output limit
  * (finish reason `length`, `max_tokens` or `max_output_tokens` in any case, or the
  * `output_limit` class). Warning; critical when the cut-off output was a tool call, whose
- * arguments are then incomplete. Stateless; side calls count too.
+ * arguments are then incomplete. When the producer does not say what the output was
+ * (`outputToolCall` null), the finding says so (`output: 'unknown'`) and stays a warning.
+ * Stateless; side calls count too.
  */
 import type { LlmCall } from '../model/calls.ts';
 import type { FindingDraft } from '../model/findings.ts';
@@ -20,14 +22,25 @@ export function isCutOff(call: LlmCall): boolean {
   return call.finishClass === 'output_limit' || (raw !== undefined && CUT_OFF_REASONS.has(raw));
 }
 
+/** What was cut: text, a tool call, or unknown (the producer does not say, e.g. plain Claude Code spans). */
+export type CutOutput = 'text' | 'tool_call' | 'unknown';
+
+function cutOutputOf(call: LlmCall): CutOutput {
+  if (call.outputToolCall === null) return 'unknown';
+  return call.outputToolCall ? 'tool_call' : 'text';
+}
+
 function toFinding(call: LlmCall): FindingDraft {
   const model = modelOf(call);
-  const tool = call.outputToolCall;
+  const output = cutOutputOf(call);
+  const tool = output === 'tool_call';
   const at = call.outputTokens === null ? '' : ` at ${formatInt(call.outputTokens)} tokens`;
   const limit = call.maxOutputTokens === null ? '' : ` (limit ${formatInt(call.maxOutputTokens)})`;
   const what = tool
     ? ` while writing a call to tool ${call.outputToolName ?? '(unknown)'}: its arguments are incomplete`
-    : '';
+    : output === 'unknown'
+      ? '; whether it was text or a tool call is unknown (the telemetry does not say)'
+      : '';
   return {
     detector: 'output_cut_off',
     anchor: callAnchor(call),
@@ -45,7 +58,8 @@ function toFinding(call: LlmCall): FindingDraft {
       outputTokens: call.outputTokens,
       maxOutputTokens: call.maxOutputTokens,
       finishReason: call.finishReasonRaw,
-      outputToolCall: tool,
+      output,
+      outputToolCall: call.outputToolCall,
       toolName: tool ? call.outputToolName : null,
     },
   };

@@ -3,8 +3,10 @@
  * §5.3): `claude_code.api_request` → an LlmCall (producer `claude_code_log`, with
  * `requestId`: the store prefers a span-derived call with the same request id),
  * `claude_code.tool_result` → a ToolResult (bytes), `claude_code.compaction` → a Compaction,
- * `api_request` with a side-call `query_source` (e.g. `compact`) → `sideCalls` and, for
- * `compact`, a Compaction. `gen_ai.*` events are kept without rows.
+ * `api_error` saying the prompt is too long → an LlmCall classed `context_overflow`,
+ * `api_request` with a side-call `query_source` (e.g. `compact`) → `sideCalls` (the
+ * summarising call of a compaction is a side call, not a second compaction). `gen_ai.*` events
+ * are kept without rows.
  */
 import type { Compaction, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
 import type { AttrValue, LogRecord } from '../model/telemetry.ts';
@@ -12,7 +14,7 @@ import { bool, minusMs, num, str } from './attrs.ts';
 import { compaction, normalizeTrigger } from './compactions.ts';
 import { stripAttributes } from './content.ts';
 import { claudeCodeAgentId, sideCallOf, streamKeyOf } from './conversation.ts';
-import { classifyFinishReason, readFinishReason } from './finish.ts';
+import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
 import { callContentFromLogs, isContentEventName, type CallContent } from './content-logs.ts';
 import { eventNameOf } from './events.ts';
@@ -85,14 +87,16 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
     const traceId = log.traceId ?? traceIdFor(conversationId);
     const atNs = endNsOf(log);
 
-    if (name === 'claude_code.api_request') {
+    // an API error that says the input did not fit is a call that overflowed the window
+    const overflow = name === 'claude_code.api_error' ? overflowError(a) : null;
+    if (name === 'claude_code.api_request' || overflow !== null) {
       const requestId = str(a, 'request_id');
       const sideCall = sideCallOf(a);
       const usage = contextUsage(readRawUsage(a), true);
       const model = str(a, 'model');
       const win = contextWindowFor(model, usage.contextTokens, ctx.windowOverrides);
       const dur = num(a, 'duration_ms');
-      const finishRaw = readFinishReason(a, undefined, () => undefined);
+      const finishRaw = readFinishReason(a, undefined, () => undefined) ?? overflow;
       const spanId = spanIdFor(`api_request:${conversationId}:${requestId ?? atNs}`);
       const finishClass = classifyFinishReason(finishRaw);
       calls.push({
@@ -118,29 +122,16 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
         windowSource: win.source,
         finishReasonRaw: finishRaw,
         finishClass,
-        outputToolCall: finishClass === 'tool_call' || bool(a, 'response.has_tool_call') === true,
+        // the event has no stop reason: whether the output held a tool call is unknown
+        outputToolCall: finishClass === 'tool_call' ? true : bool(a, 'response.has_tool_call'),
         outputToolName: null,
         maxOutputTokens: null,
         parts: null,
         compacted: false,
       });
       if (sideCall !== null && requestId !== null) sideCalls.push({ requestId, reason: sideCall });
-      if (sideCall !== null && sideCall.toLowerCase() === 'compact') {
-        compactions.push(
-          compaction({
-            workspaceId: ctx.workspaceId,
-            conversationId,
-            streamKey: streamKeyOf(conversationId, null),
-            runId,
-            traceId,
-            spanId,
-            atNs,
-            evidence: 'claude_code_side_call',
-            sourceKey: `side_call:${conversationId}:${requestId ?? atNs}`,
-            tokensBefore: usage.contextTokens,
-          }),
-        );
-      }
+      // A `compact` side call is the summarising request of a compaction that the `compaction`
+      // event reports (with its trigger and token counts): one compaction, counted once.
     } else if (name === 'claude_code.tool_result') {
       const toolUseId = str(a, 'tool_use_id');
       toolResults.push({

@@ -40,7 +40,28 @@ export function classifyFinishReason(raw: string | null): FinishClass | null {
   if (raw === null) return null;
   const k = raw.trim().toLowerCase();
   if (k === '') return null;
-  return CLASSES.get(k) ?? 'other';
+  return CLASSES.get(k) ?? (OVERFLOW_ERROR.test(k) ? 'context_overflow' : 'other');
+}
+
+/**
+ * Error texts of requests refused because the input does not fit the context window
+ * (Anthropic "prompt is too long: N tokens > M maximum", OpenAI "maximum context length",
+ * "context_length_exceeded").
+ */
+const OVERFLOW_ERROR =
+  /prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|exceeds? the (model's )?context window/;
+
+/**
+ * The error of a failed request when it says the input did not fit the context window (Claude
+ * Code's `llm_request` span and `api_error` event: `error`, `status_code` 400), cut to 200
+ * characters; else null. Kept as the call's raw finish reason, classed `context_overflow`.
+ */
+export function overflowError(attrs: Attributes): string | null {
+  for (const k of ['error', 'error.message', 'exception.message']) {
+    const v = attrs[k];
+    if (typeof v === 'string' && OVERFLOW_ERROR.test(v.toLowerCase())) return v.slice(0, 200);
+  }
+  return null;
 }
 
 function firstOfArray(v: unknown): string | null {

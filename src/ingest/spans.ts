@@ -4,7 +4,14 @@
  * between spans (aggregates, inherited conversation ids, tool spans joined to the next call)
  * only see spans of the same batch.
  */
-import type { Compaction, LlmCall, Normalized, SpanRole, ToolResult } from '../model/calls.ts';
+import type {
+  Compaction,
+  InputParts,
+  LlmCall,
+  Normalized,
+  SpanRole,
+  ToolResult,
+} from '../model/calls.ts';
 import type { Attributes, Span } from '../model/telemetry.ts';
 import { bool, cmpNs, firstNum, firstStr, json, num, resultAttrSize, str } from './attrs.ts';
 import {
@@ -15,8 +22,9 @@ import {
 } from './compactions.ts';
 import { stripAttributes, stripEvents } from './content.ts';
 import { claudeCodeAgentId, conversationIdOf, sideCallOf, streamKeyOf } from './conversation.ts';
-import { classifyFinishReason, readFinishReason } from './finish.ts';
+import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { analyzeContent } from './parts.ts';
+import { partsFromBytes } from './tool-parts.ts';
 import { classifyRole, resolveAggregates, type RoleNode, type RoleRule } from './roles.ts';
 import {
   contextUsage,
@@ -307,14 +315,15 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
   const content = analyzeContent(a);
   let rawOut: unknown = null;
   let rawOutRead = false;
-  const finishRaw = readFinishReason(a, content.outputMessagesParsed, () => {
-    if (!rawOutRead) {
-      rawOutRead = true;
-      const v = a['output.value'];
-      rawOut = typeof v === 'string' && v.length < 1_000_000 ? json(v) : null;
-    }
-    return rawOut;
-  });
+  const finishRaw =
+    readFinishReason(a, content.outputMessagesParsed, () => {
+      if (!rawOutRead) {
+        rawOutRead = true;
+        const v = a['output.value'];
+        rawOut = typeof v === 'string' && v.length < 1_000_000 ? json(v) : null;
+      }
+      return rawOut;
+    }) ?? overflowError(a);
   const finishClass = classifyFinishReason(finishRaw);
   const hasToolCall = bool(a, 'response.has_tool_call') === true;
   const sideCall = sideCallOf(a);
@@ -392,18 +401,8 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
     );
   }
   const requestId = firstStr(a, ['request_id', 'gen_ai.response.id']);
-  if (sideCall !== null && sideCall.toLowerCase() === 'compact') {
-    compactions.push(
-      compaction({
-        ...base,
-        atNs: span.endTimeUnixNano,
-        evidence: 'claude_code_side_call',
-        // same key as the log-derived marker of the same request
-        sourceKey: `side_call:${w.conv.id}:${requestId ?? `${span.traceId}:${span.spanId}`}`,
-        tokensBefore: usage.contextTokens,
-      }),
-    );
-  }
+  // A Claude Code `compact` side call is the summarising request of the compaction its
+  // `compaction` log event reports: a side call, not a second compaction.
   return {
     workspaceId: ctx.workspaceId,
     traceId: span.traceId,
@@ -427,12 +426,36 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
     windowSource: win.source,
     finishReasonRaw: finishRaw,
     finishClass,
-    outputToolCall: hasToolCall || content.outputToolCall || finishClass === 'tool_call',
+    outputToolCall:
+      hasToolCall || content.outputToolCall || finishClass === 'tool_call'
+        ? true
+        : outputUnknown(producer, a, content.outputMessagesParsed)
+          ? null
+          : false,
     outputToolName: content.outputToolName,
     maxOutputTokens: maxOutputTokens(a),
-    parts: content.parts,
+    parts: content.parts ?? claudeCodeSystemParts(producer, a),
     compacted: flag || ic !== null || usageCompaction,
   };
+}
+
+/**
+ * True when nothing says whether the output held a tool call: Claude Code spans carry only
+ * `stop_reason` unless detailed beta tracing adds `response.has_tool_call` (conventions §5.0).
+ */
+function outputUnknown(producer: string, a: Attributes, outputMessages: unknown): boolean {
+  return (
+    producer === 'claude_code' &&
+    a['response.has_tool_call'] === undefined &&
+    (outputMessages === null || outputMessages === undefined)
+  );
+}
+
+/** Claude Code with detailed beta tracing: the system prompt's size, as estimated tokens. */
+function claudeCodeSystemParts(producer: string, a: Attributes): InputParts | null {
+  if (producer !== 'claude_code') return null;
+  const length = num(a, 'system_prompt_length');
+  return length === null ? null : partsFromBytes({}, length);
 }
 
 function buildToolResult(n: Node, w: Where, workspaceId: string): ToolResult | null {

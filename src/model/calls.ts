@@ -45,6 +45,11 @@ export interface InputParts {
   tools: Record<string, number>;
   /** Where the sizes came from: message content, tool spans/events, or an estimate. */
   source: 'messages' | 'tool_spans' | 'estimated';
+  /**
+   * Set when the sizes are tokens estimated from byte or character counts (4 to a token), e.g.
+   * Claude Code's `tool_result_size_bytes` and `system_prompt_length`.
+   */
+  estimatedFrom?: 'bytes';
 }
 
 /** One finished LLM call (a model request), as the detectors see it. */
@@ -86,8 +91,8 @@ export interface LlmCall {
   windowSource: WindowSource | null;
   finishReasonRaw: string | null;
   finishClass: FinishClass | null;
-  /** The output contained a tool call. */
-  outputToolCall: boolean;
+  /** The output contained a tool call; null when the producer does not say (plain Claude Code spans). */
+  outputToolCall: boolean | null;
   /** Name of the (last) tool called in the output, when known. */
   outputToolName: string | null;
   /** Requested output limit (max_tokens), when known. */

@@ -231,15 +231,22 @@ export async function insertCalls(
   if (calls.length === 0) return [];
   const workspaceId = calls[0]!.workspaceId;
   const fromLogs = calls.filter((call) => LOG_PRODUCERS.includes(call.producer));
-  const fromSpans = calls.filter((call) => !LOG_PRODUCERS.includes(call.producer));
+  let fromSpans = calls.filter((call) => !LOG_PRODUCERS.includes(call.producer));
   const spanRequestIds = fromSpans.flatMap((call) => (call.requestId ? [call.requestId] : []));
   if (spanRequestIds.length > 0) {
-    await db
+    const replaced = await db
       .deleteFrom('llm_calls')
       .where('workspace_id', '=', workspaceId)
       .where('producer', 'in', LOG_PRODUCERS)
       .where('request_id', 'in', spanRequestIds)
+      .returning(['request_id', 'side_call'])
       .execute();
+    // the log event said it was a side call (Claude Code `query_source`); the span may not
+    const sideCalls = new Map(replaced.map((row) => [row.request_id, row.side_call]));
+    fromSpans = fromSpans.map((call) => {
+      const side = call.requestId === null ? null : (sideCalls.get(call.requestId) ?? null);
+      return call.sideCall === null && side !== null ? { ...call, sideCall: side } : call;
+    });
   }
   let keptLogCalls = fromLogs;
   const logRequestIds = fromLogs.flatMap((call) => (call.requestId ? [call.requestId] : []));

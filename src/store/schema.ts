@@ -95,7 +95,7 @@ export interface LlmCallsTable {
   window_source: string | null;
   finish_reason_raw: string | null;
   finish_class: string | null;
-  output_tool_call: boolean;
+  output_tool_call: boolean | null;
   output_tool_name: string | null;
   max_output_tokens: number | null;
   parts: ColumnType<Json, string | null, string | null>;

@@ -196,15 +196,7 @@ describe('Claude Code 2.1.x telemetry (simulated from the docs)', () => {
         c.run_id,
       ]),
     ).toEqual([
-      [
-        'claude_code_side_call',
-        'summarize',
-        null,
-        FINDING_CALLS.compact.usage.input + FINDING_CALLS.compact.usage.cacheRead,
-        null,
-        `${FINDING_SESSION}|main`,
-        FINDING_SESSION,
-      ],
+      // one compaction, once: the summarising `compact` call is a side call, not a second one
       [
         'claude_code_event',
         'summarize',
