@@ -5,11 +5,10 @@
  * `--fail-on SEVERITY` is given and a finding of at least that severity exists; 2 on bad
  * usage or an unreadable file.
  */
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildTimeline, driveDetectors, type TimelineItem } from '../detectors/index.ts';
-import { normalizeSpans, normalizeTranscript, type NormalizeContext } from '../ingest/index.ts';
+import type { NormalizeContext } from '../ingest/index.ts';
 import type { WindowOverride } from '../ingest/index.ts';
 import type { Compaction, LlmCall } from '../model/calls.ts';
 import {
@@ -27,7 +26,7 @@ import {
   type ThresholdKey,
   type Thresholds,
 } from '../model/thresholds.ts';
-import { decodeTraceJsonFile } from '../otlp/decode.ts';
+import { loadInputFile, withSubagentFiles } from './input-file.ts';
 
 /** Where analyze writes. */
 export interface AnalyzeIo {
@@ -39,11 +38,6 @@ const SPARK = '▁▂▃▄▅▆▇█';
 /** Sparklines longer than this many calls are bucketed (each bucket shows its fullest call). */
 const SPARK_WIDTH = 60;
 const SEVERITIES: readonly Severity[] = ['info', 'warning', 'critical'];
-const READ_ERRORS: Record<string, string> = {
-  ENOENT: 'no such file',
-  EACCES: 'permission denied',
-  EISDIR: 'is a directory',
-};
 
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -152,98 +146,19 @@ interface FileResult {
 
 type Loaded = { ok: true; file: FileResult } | { ok: false; error: string };
 
-type Format = FileResult['format'] | 'otlp_logs';
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The format of one sample record: a trace request, a transcript line, or neither. */
-function formatOfRecord(v: unknown): Format | null {
-  if (!isObject(v)) return null;
-  if ('resourceSpans' in v || 'resource_spans' in v || 'batches' in v) return 'otlp_json';
-  if ('resourceLogs' in v || 'resource_logs' in v) return 'otlp_logs';
-  return typeof v.type === 'string' ? 'claude_code_transcript' : null;
-}
-
-/**
- * Tells OTLP/JSON (a request, an array of them, a Tempo export, JSON lines of requests) from
- * a Claude Code transcript by the first record; null when it is neither. Empty files are
- * transcripts without calls.
- */
-function formatOf(text: string): Format | null {
-  if (text.trim() === '') return 'claude_code_transcript';
-  try {
-    const whole = JSON.parse(text) as unknown;
-    if (Array.isArray(whole)) return whole.length === 0 ? 'otlp_json' : formatOfRecord(whole[0]);
-    return formatOfRecord(whole);
-  } catch {
-    // not one JSON document: JSON lines; judge by the first line that parses
-  }
-  let start = 0;
-  for (let n = 0; n < 50 && start < text.length; n++) {
-    const end = text.indexOf('\n', start);
-    const line = text.slice(start, end < 0 ? text.length : end).trim();
-    start = end < 0 ? text.length : end + 1;
-    if (line === '') continue;
-    try {
-      return formatOfRecord(JSON.parse(line));
-    } catch {
-      continue;
-    }
-  }
-  return null;
-}
-
-/** A `<session>/subagents/agent-<id>.jsonl` file belongs to sub-agent `<id>`. */
-function subagentIdOf(path: string): string | undefined {
-  return /(?:^|[\\/])subagents[\\/]agent-([^\\/]+)\.jsonl$/.exec(path)?.[1];
-}
-
+/** One file through the loader `rotscope import` uses too (src/cli/input-file.ts). */
 async function loadFile(path: string, ctx: NormalizeContext): Promise<Loaded> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    const why = (e.code && READ_ERRORS[e.code]) ?? e.message;
-    return { ok: false, error: `cannot read ${path}: ${why}` };
-  }
-  const format = formatOf(text);
-  if (format === null) {
-    return { ok: false, error: `${path}: neither OTLP/JSON traces nor a Claude Code transcript` };
-  }
-  if (format === 'otlp_logs') {
-    return {
-      ok: false,
-      error: `${path}: OTLP logs are not supported by analyze; pass trace files`,
-    };
-  }
-  if (format === 'otlp_json') {
-    const decoded = decodeTraceJsonFile(text);
-    if (!decoded.ok)
-      return { ok: false, error: `${path}: not OTLP/JSON traces: ${decoded.reason}` };
-    const { normalized } = normalizeSpans(decoded.value.items, ctx);
-    return {
-      ok: true,
-      file: {
-        path,
-        format: 'otlp_json',
-        calls: normalized.calls,
-        compactions: normalized.compactions,
-        rejectedSpans: decoded.value.rejected.length,
-      },
-    };
-  }
-  const agentId = subagentIdOf(path);
-  const normalized = normalizeTranscript(text, ctx, agentId === undefined ? {} : { agentId });
+  const loaded = await loadInputFile(path, ctx, 'analyze');
+  if (!loaded.ok) return loaded;
+  const { format, normalized, rejectedSpans } = loaded.file;
   return {
     ok: true,
     file: {
       path,
-      format: 'claude_code_transcript',
+      format,
       calls: normalized.calls,
       compactions: normalized.compactions,
-      rejectedSpans: 0,
+      rejectedSpans,
     },
   };
 }
@@ -468,7 +383,7 @@ export async function analyzeCommand(argv: string[], io: AnalyzeIo): Promise<num
     windowOverrides: options.windowOverrides,
   };
   const files: FileResult[] = [];
-  for (const path of options.files) {
+  for (const path of await withSubagentFiles(options.files)) {
     const loaded = await loadFile(path, ctx);
     if (!loaded.ok) {
       io.stderr(`rotscope analyze: ${loaded.error}\n`);

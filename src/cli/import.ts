@@ -1,16 +1,16 @@
 /**
- * `rotscope import FILE...`: reads Claude Code session transcripts (JSONL) into the store,
- * as if their calls had arrived over OTLP; the evaluator of a running `serve` (or the next
+ * `rotscope import FILE...`: reads Claude Code session transcripts (JSONL, with their
+ * sub-agent files) and OTLP/JSON trace files into the store, read as `rotscope analyze` reads
+ * them (src/cli/input-file.ts), as if their calls had arrived over OTLP; the evaluator of a running `serve` (or the next
  * one started) evaluates them. Re-importing a file creates no duplicates. On the embedded
  * database it refuses while another process (a running server) holds the data directory.
  */
-import { readFile } from 'node:fs/promises';
 import { IngestPipeline } from '../api/ingest-pipeline.ts';
 import type { Config } from '../config.ts';
-import { normalizeTranscript, transcriptOptionsForPath } from '../ingest/index.ts';
 import { migrate } from '../store/migrate.ts';
 import { ensureWorkspace } from '../store/workspaces.ts';
 import { openStoreOrHolder, refuseHeld } from './held-data-dir.ts';
+import { loadInputFile, withSubagentFiles } from './input-file.ts';
 
 export async function importCommand(
   files: readonly string[],
@@ -30,18 +30,19 @@ export async function importCommand(
     await ensureWorkspace(store.db, workspace);
     const pipeline = new IngestPipeline(store, config);
     const context = await pipeline.context(workspace);
-    for (const file of files) {
-      let text: string;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch (error) {
+    for (const file of await withSubagentFiles(files)) {
+      // the same reading as `rotscope analyze`: transcripts and OTLP/JSON traces, nothing else
+      const loaded = await loadInputFile(file, context, 'import');
+      if (!loaded.ok) {
         io.stderr(
-          `${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})\n`,
+          loaded.readCode !== undefined
+            ? `${file}: cannot read (${loaded.readCode})\n`
+            : `rotscope import: ${loaded.error}\n`,
         );
         failed++;
         continue;
       }
-      const normalized = normalizeTranscript(text, context, transcriptOptionsForPath(file));
+      const { normalized } = loaded.file;
       await pipeline.ingestNormalized(workspace, normalized);
       const conversations = new Set(normalized.calls.map((call) => call.conversationId));
       io.stdout(

@@ -3,7 +3,10 @@
  * `usageThreshold` of its window fires one finding per run. Warning; critical once the run's
  * fullest call reaches `usageCritical` or any call of the run stopped with a context overflow
  * (an overflow fires even below the threshold). Later calls update the reported fullest call
- * and may escalate; nothing is ever removed. Side calls count too.
+ * and may escalate; nothing is ever removed. Side calls count too. Usage is judged on the best
+ * window known for the model in the run: when a later call shows a larger window (a `[1m]`
+ * span, usage above the catalog's size), the fullest call is judged again on it. A window
+ * that is only assumed is said so in the summary.
  */
 import type { LlmCall, WindowSource } from '../model/calls.ts';
 import type { FindingDraft, Severity } from '../model/findings.ts';
@@ -41,6 +44,12 @@ interface RunState {
     model: string | null;
     finishReason: string | null;
   } | null;
+  /**
+   * The best window known so far per model of the run (the largest; a settled source beats
+   * `assumed` at the same size), keyed by the model id without its `[1m]` marker. Absent in
+   * state stored by older versions.
+   */
+  windows?: Record<string, { window: number; source: WindowSource | null }>;
 }
 
 /** Per run (most recently seen last, at most 64): the fullest call and the finding's state. */
@@ -48,20 +57,68 @@ export interface ContextTooFullState {
   runs: RunState[];
 }
 
-function snapshot(call: LlmCall): UsageSnapshot | null {
-  const { contextTokens, contextWindow } = call;
-  if (contextTokens === null || contextWindow === null || contextWindow <= 0) return null;
-  const usage = contextTokens / contextWindow;
+type BestWindows = NonNullable<RunState['windows']>;
+
+/** The key a model's windows are compared under: lower case, without the `[1m]` marker. */
+function windowKey(model: string | null): string {
+  return (model ?? '').toLowerCase().replace('[1m]', '');
+}
+
+/** The run's best windows after seeing this call's window. */
+function learnWindow(windows: BestWindows, call: LlmCall): BestWindows {
+  if (call.contextWindow === null || call.contextWindow <= 0) return windows;
+  const key = windowKey(modelOf(call));
+  const known = windows[key];
+  const better =
+    known === undefined ||
+    call.contextWindow > known.window ||
+    (call.contextWindow === known.window &&
+      known.source === 'assumed' &&
+      call.windowSource !== 'assumed');
+  if (!better) return windows;
+  return { ...windows, [key]: { window: call.contextWindow, source: call.windowSource } };
+}
+
+function judged(
+  base: Omit<UsageSnapshot, 'window' | 'usage' | 'percent' | 'windowSource'>,
+  window: { window: number; source: WindowSource | null },
+): UsageSnapshot {
+  const usage = base.usageTokens / window.window;
   return {
-    traceId: call.traceId,
-    spanId: call.spanId,
-    model: modelOf(call),
-    usageTokens: contextTokens,
-    window: contextWindow,
+    ...base,
+    window: window.window,
     usage,
     percent: percentOf(usage),
-    windowSource: call.windowSource,
+    windowSource: window.source,
   };
+}
+
+/** The call's usage judged on the best window known for its model in the run. */
+function snapshot(call: LlmCall, windows: BestWindows): UsageSnapshot | null {
+  const { contextTokens, contextWindow } = call;
+  if (contextTokens === null || contextWindow === null || contextWindow <= 0) return null;
+  const best = windows[windowKey(modelOf(call))];
+  const window =
+    best !== undefined && best.window > contextWindow
+      ? best
+      : { window: contextWindow, source: call.windowSource };
+  return judged(
+    {
+      traceId: call.traceId,
+      spanId: call.spanId,
+      model: modelOf(call),
+      usageTokens: contextTokens,
+    },
+    window,
+  );
+}
+
+/** The fullest call judged again when a larger window of its model became known. */
+function rejudged(fullest: UsageSnapshot | null, windows: BestWindows): UsageSnapshot | null {
+  if (fullest === null) return null;
+  const best = windows[windowKey(fullest.model)];
+  if (best === undefined || best.window <= fullest.window) return fullest;
+  return judged(fullest, best);
 }
 
 function isOverflow(call: LlmCall): boolean {
@@ -79,9 +136,14 @@ function toFinding(
   const { fullest, overflow } = run;
   const model = fullest?.model ?? overflow?.model ?? firedBy.model;
   const where = `on ${model ?? 'an unknown model'} in run ${shortId(run.runId)}`;
+  const assumed =
+    fullest?.windowSource === 'assumed'
+      ? `; the ${formatInt(fullest.window)}-token window is assumed (the model id does not settle it)`
+      : '';
   const summary = fullest
     ? `Context ${wholePercent(fullest.usage)}% full (${formatInt(fullest.usageTokens)} of ${formatInt(fullest.window)} tokens) ${where}` +
-      (overflow ? '; a call overflowed the context window' : '')
+      (overflow ? '; a call overflowed the context window' : '') +
+      assumed
     : `Context window overflowed ${where}`;
   return {
     detector: 'context_too_full',
@@ -119,7 +181,9 @@ function stepCall(state: Readonly<ContextTooFullState>, call: LlmCall, context: 
         overflow: null,
       };
 
-  const snap = snapshot(call);
+  run.windows = learnWindow(run.windows ?? {}, call);
+  run.fullest = rejudged(run.fullest, run.windows);
+  const snap = snapshot(call, run.windows);
   const crossing = snap !== null && snap.usage >= usageThreshold;
   if (snap && (run.fullest === null || snap.usage > run.fullest.usage)) run.fullest = snap;
   if (crossing && run.firstCrossing === null) run.firstCrossing = snap;

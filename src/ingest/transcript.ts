@@ -22,13 +22,13 @@ import { streamKeyOf } from './conversation.ts';
 import { classifyFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
 import { fromProviderMessage, type Msg } from './messages.ts';
-import { contextUsage } from './tokens.ts';
+import { contextUsage, type Usage } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
 import { contextWindowFor } from './windows.ts';
 
 /** Options for one transcript file. */
 export interface TranscriptOptions {
-  /** Session id when lines lack one (default: each line's `sessionId`). */
+  /** Session id for lines that lack one (each line's `sessionId` wins). */
   sessionId?: string;
   /** Agent id of a `subagents/agent-*.jsonl` file: every line belongs to that sub-agent. */
   agentId?: string;
@@ -60,6 +60,8 @@ const newStream = (): Stream => ({
 
 /** Used only when there is no usage growth to split: characters per token. */
 const CHARS_PER_TOKEN = 4;
+/** The fewest characters a token of a tool's results is credited with (tokenizers average 3–4). */
+const MIN_CHARS_PER_TOKEN = 2;
 
 /** Adds a message's sizes to the stream; tool results are named through earlier tool_use ids. */
 function append(stream: Stream, msg: Msg, toolNames: ReadonlyMap<string, string>): void {
@@ -82,9 +84,11 @@ function holdNewResults(stream: Stream, contextTokens: number | null): Record<st
   if (last !== null && contextTokens < last) stream.heldTokens = {}; // history was cut
   const growth = last === null ? 0 : contextTokens - last;
   for (const [tool, chars] of Object.entries(stream.newToolChars)) {
+    // growth the transcript does not show (attachments, reminders, tool definitions) must not
+    // be credited to a small result: a result holds at most one token per MIN_CHARS_PER_TOKEN
     const tokens =
       growth > 0 && stream.newChars > 0
-        ? (growth * chars) / stream.newChars
+        ? Math.min((growth * chars) / stream.newChars, chars / MIN_CHARS_PER_TOKEN)
         : chars / CHARS_PER_TOKEN;
     stream.heldTokens[tool] = (stream.heldTokens[tool] ?? 0) + Math.round(tokens);
   }
@@ -142,7 +146,7 @@ export function normalizeTranscript(
     const type = s(line, 'type');
     if (type !== 'assistant' && type !== 'user' && type !== 'system') continue;
 
-    const sessionId = options.sessionId ?? s(line, 'sessionId') ?? 'unknown-session';
+    const sessionId = s(line, 'sessionId') ?? options.sessionId ?? 'unknown-session';
     const uuid = s(line, 'uuid');
     const sidechain = line['isSidechain'] === true;
     let agentId: string | null = options.agentId ?? null;
@@ -275,17 +279,51 @@ interface CallInit {
   stream: Stream;
 }
 
-function newCall(line: Line, message: Line, init: CallInit): LlmCall {
+/**
+ * The usage counts of an assistant message. When the top-level counts are all zero (a message
+ * re-written after a compaction boundary), the last `type: "message"` entry of
+ * `usage.iterations` holds the real ones. Counts that are still all zero are no measurement
+ * (an empty context is never sent): null.
+ */
+export function transcriptUsage(message: Line): Usage | null {
   const u = isObj(message['usage']) ? message['usage'] : {};
-  const usage = contextUsage(
-    {
-      inputTokensRaw: numField(u, 'input_tokens'),
-      cacheReadTokens: numField(u, 'cache_read_input_tokens'),
-      cacheWriteTokens: numField(u, 'cache_creation_input_tokens'),
-      outputTokens: numField(u, 'output_tokens'),
-    },
-    true,
+  let raw = rawUsageOf(u);
+  if (allZero(raw) && Array.isArray(u['iterations'])) {
+    const last = u['iterations'].filter((it) => isObj(it) && it['type'] === 'message').pop();
+    if (isObj(last)) raw = rawUsageOf(last);
+  }
+  if (allZero(raw)) return null;
+  return contextUsage(raw, true);
+}
+
+function rawUsageOf(u: Line) {
+  return {
+    inputTokensRaw: numField(u, 'input_tokens'),
+    cacheReadTokens: numField(u, 'cache_read_input_tokens'),
+    cacheWriteTokens: numField(u, 'cache_creation_input_tokens'),
+    outputTokens: numField(u, 'output_tokens'),
+  };
+}
+
+function allZero(raw: ReturnType<typeof rawUsageOf>): boolean {
+  return (
+    (raw.inputTokensRaw ?? 0) === 0 &&
+    (raw.cacheReadTokens ?? 0) === 0 &&
+    (raw.cacheWriteTokens ?? 0) === 0
   );
+}
+
+const NO_USAGE: Usage = {
+  inputTokensRaw: null,
+  cacheReadTokens: null,
+  cacheWriteTokens: null,
+  outputTokens: null,
+  contextTokens: null,
+  usageRule: null,
+};
+
+function newCall(line: Line, message: Line, init: CallInit): LlmCall {
+  const usage = transcriptUsage(message) ?? NO_USAGE;
   const win = contextWindowFor(init.model, usage.contextTokens, init.ctx.windowOverrides);
   const stop = typeof message['stop_reason'] === 'string' ? message['stop_reason'] : null;
   const finishClass = classifyFinishReason(stop);
@@ -330,7 +368,8 @@ function newCall(line: Line, message: Line, init: CallInit): LlmCall {
 
 /**
  * Options for a transcript file from its path: `<session>/subagents/agent-<id>.jsonl` is the
- * sub-agent `<id>` of session `<session>`; `<session>.jsonl` is the session's main file.
+ * sub-agent `<id>` of session `<session>`; `<session>.jsonl` is the session's main file. The
+ * session id from the path is only a fallback: each line's `sessionId` is the conversation id.
  */
 export function transcriptOptionsForPath(path: string): TranscriptOptions {
   const parts = path.split(/[\\/]/);
@@ -344,5 +383,6 @@ export function transcriptOptionsForPath(path: string): TranscriptOptions {
   } else if (file.endsWith('.jsonl')) {
     opts.sessionId = file.slice(0, -'.jsonl'.length);
   }
+  // the lines' own sessionId wins; the file name only stands in for lines without one
   return opts;
 }

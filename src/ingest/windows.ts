@@ -104,6 +104,22 @@ function is1mVariant(m: string): boolean {
   return m.includes('[1m]') || m.endsWith('-1m') || m.includes('-1m-') || m.includes(':1m');
 }
 
+/**
+ * Model ids whose window the id alone cannot settle, with the window the runtime most likely
+ * used. Claude Code 2.1.x runs `claude-opus-4-8` with a 1M window by default: its spans say
+ * `claude-opus-4-8[1m]`, its transcripts and `api_request` events only `claude-opus-4-8`
+ * (measured on 2.1.197, conventions §5.0).
+ */
+const ASSUMED: readonly CatalogRow[] = [{ match: 'claude-opus-4-8', window: M1 }];
+
+/** The assumed window of a model id the catalog cannot settle (see ASSUMED), else null. */
+export function assumedWindow(model: string): number | null {
+  const m = canonical(model);
+  if (is1mVariant(m)) return null;
+  for (const row of ASSUMED) if (m.includes(row.match)) return row.window;
+  return null;
+}
+
 /** The catalog window of a model id, or null when the model is not known. */
 export function catalogWindow(model: string): number | null {
   const m = canonical(model);
@@ -165,7 +181,8 @@ export function nextKnownSize(tokens: number, model = ''): number {
 }
 
 /**
- * The context window of a call: the first matching workspace override, else the catalog.
+ * The context window of a call: the first matching workspace override, else an assumed
+ * runtime default for ids that cannot settle it (source `assumed`), else the catalog.
  * When `observedTokens` (the call's context usage) exceeds that window, the observation wins:
  * the window moves to the next known size up and the source becomes `inferred`. An unknown
  * model gives `{ window: null, source: null }` (an observation alone does not name a window).
@@ -178,6 +195,10 @@ export function contextWindowFor(
   if (model === null || model === '') return { window: null, source: null };
   let window = overrideWindow(model, overrides);
   let source: WindowSource | null = window === null ? null : 'override';
+  if (window === null) {
+    window = assumedWindow(model);
+    source = window === null ? null : 'assumed';
+  }
   if (window === null) {
     window = catalogWindow(model);
     source = window === null ? null : 'catalog';

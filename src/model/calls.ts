@@ -27,8 +27,13 @@ export type FinishClass =
  */
 export type UsageRule = 'exclusive_producer' | 'exclusive_inferred' | 'inclusive' | 'no_cache';
 
-/** Where a call's context window number came from. */
-export type WindowSource = 'catalog' | 'override' | 'inferred';
+/**
+ * Where a call's context window number came from: the catalog (the model id settles it), a
+ * workspace override, inferred from usage above the catalog's size, or `assumed`: the model id
+ * cannot settle it and the catalog assumes the runtime's default (Claude Code 2.1.x runs
+ * `claude-opus-4-8` with a 1M window, its transcripts and log events omit the `[1m]`).
+ */
+export type WindowSource = 'catalog' | 'override' | 'inferred' | 'assumed';
 
 /**
  * Sizes of the parts of one call's input. All sizes share `unit`. Tool shares are

@@ -115,10 +115,14 @@ describe('normalizeTranscript', () => {
       source: 'estimated',
     });
     // Between calls 1 and 2 the usage grew 2205 − 1503 = 702 tokens while the history gained
-    // the assistant's "Sure." (5), its tool_use input and the 500-character Read result.
+    // the assistant's "Sure." (5), its tool_use input and the 500-character Read result. Its
+    // share of the growth (about 666 tokens) is more than 500 characters can hold: the result
+    // is credited at most one token per 2 characters (the rest came from what the transcript
+    // does not show).
     const toolUse = JSON.stringify({ file_path: '/a' }).length + 'Read'.length;
     const added = 5 + toolUse + 500;
-    expect(r.calls[1]?.parts?.tools).toEqual({ Read: Math.round((702 * 500) / added) });
+    expect((702 * 500) / added).toBeGreaterThan(250);
+    expect(r.calls[1]?.parts?.tools).toEqual({ Read: 250 });
     expect(r.calls[2]?.parts?.tools).toEqual({});
   });
   it('compact_boundary → a compaction (summary is a title, not one)', () => {
