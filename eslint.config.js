@@ -1,5 +1,51 @@
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layers of src/ (docs/architecture.md). An import may only point down: a file may import its
+ * own folder and the layers below its own, never a sibling folder of its layer or anything above.
+ *   0  model/, config.ts
+ *   1  otlp/, ingest/, detectors/, store/, log/
+ *   2  receiver/, evaluator/, notifier/        (the pipeline stages)
+ *   3  api/, cli/
+ *   4  main.ts, loops.ts, bootstrap-token.ts   (the composition root)
+ * Every import in src/ is relative and names the folder it reaches into, so the folder's name in
+ * the specifier is enough to judge it.
+ */
+const LAYERS = [
+  ['model'],
+  ['otlp', 'ingest', 'detectors', 'store', 'log'],
+  ['receiver', 'evaluator', 'notifier'],
+  ['api', 'cli'],
+];
+const ROOT_FILES = ['main', 'loops', 'bootstrap-token'];
+
+/** no-restricted-imports for the files of one folder: everything above it and its siblings. */
+function boundaryFor(layer, folder) {
+  const forbidden = LAYERS.slice(layer)
+    .flat()
+    .filter((other) => other !== folder);
+  return {
+    files: [`src/${folder}/**/*.ts`, ...(folder === 'model' ? ['src/config.ts'] : [])],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./)+(${forbidden.join('|')})/`,
+              message: `layers point down: src/${folder}/ (layer ${layer}) may not import a sibling or a higher layer (docs/architecture.md)`,
+            },
+            {
+              regex: `^(\\.\\./)+(${ROOT_FILES.join('|')})\\.ts$`,
+              message: 'only the composition root imports main.ts, loops.ts and bootstrap-token.ts',
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
 export default tseslint.config(
   { ignores: ['node_modules', '.rotscope', 'dist', '.scratch', 'coverage', 'src/ui/dist'] },
   ...tseslint.configs.recommended,
@@ -12,4 +58,5 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
+  ...LAYERS.flatMap((folders, layer) => folders.map((folder) => boundaryFor(layer, folder))),
 );

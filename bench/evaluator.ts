@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { startEvaluator } from '../src/evaluator/evaluator.ts';
+import { startEvaluator } from '../src/evaluator/loop.ts';
 import { markConversationsDirty } from '../src/store/conversations.ts';
 import { openStore, type Db, type Store } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';

@@ -3,7 +3,7 @@
  * normalize (spans → calls, tool results, compactions) and store (one transaction), measured
  * in the same run. `normalizeShare` answers "how much does normalization add to ingest".
  */
-import { IngestPipeline } from '../src/api/ingest-pipeline.ts';
+import { IngestPipeline } from '../src/receiver/pipeline.ts';
 import { normalizeSpans } from '../src/ingest/index.ts';
 import { decodeTraces } from '../src/otlp/decode.ts';
 import type { Span } from '../src/model/telemetry.ts';

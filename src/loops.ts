@@ -1,8 +1,8 @@
 /** Starts the background loops a `serve` process runs beside the HTTP server: evaluator, notifier, retention. */
 import type { Logger } from 'pino';
-import { startNotifier } from './channels/delivery-loop.ts';
+import { startNotifier } from './notifier/notifier.ts';
 import type { Config } from './config.ts';
-import { startEvaluator } from './evaluator/evaluator.ts';
+import { startEvaluator } from './evaluator/loop.ts';
 import type { EvaluationResult } from './evaluator/evaluate.ts';
 import { describeError, isDatabaseUnavailable } from './store/connection-errors.ts';
 import type { Store } from './store/db.ts';

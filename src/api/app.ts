@@ -6,15 +6,15 @@
 import type { Socket } from 'node:net';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Resolver } from '../channels/outbound.ts';
+import type { Resolver } from '../notifier/outbound.ts';
 import type { Config } from '../config.ts';
-import { createEventLog } from '../event-log.ts';
+import { createEventLog } from '../log/event-log.ts';
 import type { Store } from '../store/db.ts';
 import { registerAuth } from './auth.ts';
 import { isDatabaseUnavailable } from './errors.ts';
 import { healthRoutes } from './health.ts';
 import { PendingWork } from './inflight.ts';
-import { IngestPipeline } from './ingest-pipeline.ts';
+import { IngestPipeline } from '../receiver/pipeline.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { otlpRoutes, replyStatus } from './otlp.ts';
 import { RPC_CODES } from '../otlp/responses.ts';

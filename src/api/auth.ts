@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { anyTokenExists, findToken } from '../store/workspaces.ts';
 import type { Store } from '../store/db.ts';
 import { isDatabaseUnavailable } from './errors.ts';
-import type { Scope } from './types.ts';
+import type { Scope } from '../model/tokens.ts';
 
 export type AuthFailure = { status: 401 | 403 | 503; message: string };
 

@@ -23,10 +23,10 @@ import {
   type Signal,
 } from '../otlp/responses.ts';
 import type { Rejection } from '../model/telemetry.ts';
-import type { EventLog } from '../event-log.ts';
+import type { EventLog } from '../log/event-log.ts';
 import { isDataError, isDatabaseUnavailable } from './errors.ts';
 import { InflightSlots, type PendingWork } from './inflight.ts';
-import type { IngestPipeline } from './ingest-pipeline.ts';
+import type { IngestPipeline } from '../receiver/pipeline.ts';
 import type { Metrics } from './metrics.ts';
 
 const gunzipAsync = promisify(gunzip);

@@ -1,10 +1,10 @@
 /** What route plugins receive, and the per-request auth context the auth hook sets. */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Resolver } from '../channels/outbound.ts';
+import type { Resolver } from '../notifier/outbound.ts';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/db.ts';
 
-export type Scope = 'ingest' | 'read' | 'admin';
+import type { Scope } from '../model/tokens.ts';
 
 export interface ApiDeps {
   store: Store;

@@ -7,7 +7,8 @@
  */
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildTimeline, driveDetectors, type TimelineItem } from '../detectors/index.ts';
+import { buildTimeline, driveDetectors } from '../detectors/index.ts';
+import type { TimelineItem } from '../model/calls.ts';
 import type { NormalizeContext } from '../ingest/index.ts';
 import type { WindowOverride } from '../ingest/index.ts';
 import type { Compaction, LlmCall } from '../model/calls.ts';

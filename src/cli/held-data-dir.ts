@@ -7,7 +7,7 @@
 import type { Config } from '../config.ts';
 import { DataDirLockedError, describeHolder } from '../store/data-dir-lock.ts';
 import { openStore, type Store } from '../store/db.ts';
-import type { Scope } from '../api/types.ts';
+import type { Scope } from '../model/tokens.ts';
 
 interface Out {
   stdout: (text: string) => void;

@@ -5,7 +5,7 @@
  * one started) evaluates them. Re-importing a file creates no duplicates. On the embedded
  * database it refuses while another process (a running server) holds the data directory.
  */
-import { IngestPipeline } from '../api/ingest-pipeline.ts';
+import { IngestPipeline } from '../receiver/pipeline.ts';
 import type { Config } from '../config.ts';
 import { migrate } from '../store/migrate.ts';
 import { ensureWorkspace } from '../store/workspaces.ts';

@@ -13,7 +13,8 @@
 import type { LlmCall } from '../model/calls.ts';
 import { SEVERITY_RANK, type DetectorId, type FindingDraft } from '../model/findings.ts';
 import { DETECTORS } from './registry.ts';
-import type { Detector, DetectorContext, TimelineItem } from './types.ts';
+import type { TimelineItem } from '../model/calls.ts';
+import type { Detector, DetectorContext } from './types.ts';
 
 /** Each detector's state by detector id, as stored between runs (plain JSON). */
 export type DetectorStates = Partial<Record<DetectorId, unknown>>;

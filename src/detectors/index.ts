@@ -17,4 +17,4 @@ export {
   type DriveResult,
 } from './drive.ts';
 export { buildTimeline } from './timeline.ts';
-export type { Detector, DetectorContext, DetectorStep, TimelineItem } from './types.ts';
+export type { Detector, DetectorContext, DetectorStep } from './types.ts';

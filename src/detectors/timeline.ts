@@ -4,7 +4,7 @@
  * `rotscope analyze` build the timeline with this.
  */
 import type { Compaction, LlmCall } from '../model/calls.ts';
-import type { TimelineItem } from './types.ts';
+import type { TimelineItem } from '../model/calls.ts';
 
 interface Keyed {
   ns: bigint;

@@ -5,12 +5,10 @@
  * must be plain JSON (it is stored on the conversation row between evaluations), which is
  * what keeps the cost of a new call independent of the conversation's length.
  */
-import type { Compaction, LlmCall } from '../model/calls.ts';
+import type { TimelineItem } from '../model/calls.ts';
 import type { DetectorId, FindingDraft } from '../model/findings.ts';
 import type { Thresholds } from '../model/thresholds.ts';
 
-export type TimelineItem =
-  { type: 'call'; call: LlmCall } | { type: 'compaction'; compaction: Compaction };
 
 export interface DetectorContext {
   thresholds: Thresholds;

@@ -162,3 +162,8 @@ export interface Normalized {
   toolResults: ToolResult[];
   compactions: Compaction[];
 }
+
+/** One step of a conversation's timeline, in start-time order: a finished call or a compaction. */
+export type TimelineItem =
+  | { type: 'call'; call: LlmCall }
+  | { type: 'compaction'; compaction: Compaction };

@@ -1,7 +1,7 @@
 /**
  * Channels of a workspace (webhook, Slack, email). The store keeps what it is given: public
  * configuration in `channels.config`, secrets in `channels.secrets`. Validation and the
- * split into the two live in src/channels/config.ts. Reads return the public part only;
+ * split into the two live in src/notifier/config.ts. Reads return the public part only;
  * {@link getChannelWithSecrets} exists for the notifier and for merges on update.
  */
 import type { Db } from './db.ts';

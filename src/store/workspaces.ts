@@ -1,6 +1,6 @@
 /** Workspaces and API tokens. Tokens are shown once and stored as sha256 hashes. */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Scope } from '../api/types.ts';
+import type { Scope } from '../model/tokens.ts';
 import type { Db } from './db.ts';
 
 export const TOKEN_PREFIX = 'rs_';

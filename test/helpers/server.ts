@@ -3,7 +3,7 @@
  * Background loops (evaluator, notifier) run unless disabled.
  */
 import { buildApp, type App } from '../../src/api/app.ts';
-import type { Resolver } from '../../src/channels/outbound.ts';
+import type { Resolver } from '../../src/notifier/outbound.ts';
 import { defaultConfig, type Config } from '../../src/config.ts';
 import { startBackgroundLoops, type Loop } from '../../src/loops.ts';
 import pino from 'pino';

@@ -13,9 +13,9 @@ import {
   patchChannelConfig,
   toStored,
   type ChannelType,
-} from '../../channels/config.ts';
-import { sendTest } from '../../channels/delivery-loop.ts';
-import { checkDestinations } from '../../channels/destination.ts';
+} from '../../notifier/config.ts';
+import { sendTest } from '../../notifier/notifier.ts';
+import { checkDestinations } from '../../notifier/destination.ts';
 import {
   createChannel,
   deleteChannel,

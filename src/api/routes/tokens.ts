@@ -7,7 +7,8 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { createToken, WORKSPACE_ID_PATTERN } from '../../store/workspaces.ts';
-import type { ApiDeps, Scope } from '../types.ts';
+import type { Scope } from '../../model/tokens.ts';
+import type { ApiDeps } from '../types.ts';
 
 const SCOPES: readonly Scope[] = ['ingest', 'read', 'admin'];
 

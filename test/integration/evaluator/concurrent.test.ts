@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Detector } from '../../../src/detectors/types.ts';
-import type { Evaluator } from '../../../src/evaluator/evaluator.ts';
+import type { Evaluator } from '../../../src/evaluator/loop.ts';
 import type { FindingDraft } from '../../../src/model/findings.ts';
 import { openStore, type Store } from '../../../src/store/db.ts';
 import { createTestStore, usingPostgres, type TestStore } from '../../helpers/store.ts';

@@ -8,7 +8,7 @@ import {
   startEvaluator,
   type Evaluator,
   type EvaluatorOptions,
-} from '../../../src/evaluator/evaluator.ts';
+} from '../../../src/evaluator/loop.ts';
 import type { Compaction, LlmCall } from '../../../src/model/calls.ts';
 import type { FindingDraft, Severity } from '../../../src/model/findings.ts';
 import { markConversationsDirty, type IngestMark } from '../../../src/store/conversations.ts';

@@ -3,7 +3,7 @@
  * timeline builder it uses are tested in test/unit/detectors.
  */
 import { describe, expect, it } from 'vitest';
-import { failureBackoffMs } from '../../../src/evaluator/evaluator.ts';
+import { failureBackoffMs } from '../../../src/evaluator/loop.ts';
 import { applyWindowOverrides } from '../../../src/evaluator/window-overrides.ts';
 import { contextWindowFor } from '../../../src/ingest/windows.ts';
 import { call } from './helpers.ts';

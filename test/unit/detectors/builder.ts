@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Compaction, FinishClass, InputParts, LlmCall } from '../../../src/model/calls.ts';
 import type { DetectorId, Thresholds } from '../../../src/model/findings.ts';
-import type { TimelineItem } from '../../../src/detectors/types.ts';
+import type { TimelineItem } from '../../../src/model/calls.ts';
 
 export interface CallDesc {
   span?: string;

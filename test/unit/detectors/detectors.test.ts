@@ -10,7 +10,8 @@ import {
   outputCutOff,
   toolTakeover,
 } from '../../../src/detectors/index.ts';
-import type { Detector, DetectorContext, TimelineItem } from '../../../src/detectors/types.ts';
+import type { TimelineItem } from '../../../src/model/calls.ts';
+import type { Detector, DetectorContext } from '../../../src/detectors/types.ts';
 import {
   DEFAULT_THRESHOLDS,
   DETECTOR_IDS,

@@ -2,7 +2,7 @@
  * A notifier in a process of its own, for the kill test: `node --import tsx notifier-child.ts`
  * with DATABASE_URL and LEASE_MS set. Prints "started" once running; runs until killed.
  */
-import { startNotifier } from '../../../src/channels/delivery-loop.ts';
+import { startNotifier } from '../../../src/notifier/notifier.ts';
 import { openStore } from '../../../src/store/db.ts';
 import { testConfig } from './fixtures.ts';
 

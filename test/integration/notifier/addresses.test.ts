@@ -1,13 +1,13 @@
 /**
- * Which destinations channels may reach (src/channels/addresses.ts) and the check taken when
- * a channel is created, changed or tested (src/channels/destination.ts). Host names are
+ * Which destinations channels may reach (src/notifier/addresses.ts) and the check taken when
+ * a channel is created, changed or tested (src/notifier/destination.ts). Host names are
  * answered by injected resolvers: nothing is looked up.
  */
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { checkAddress, checkHostname } from '../../../src/channels/addresses.ts';
-import { checkDestinations } from '../../../src/channels/destination.ts';
-import { resolveAllowed, type Resolver } from '../../../src/channels/outbound.ts';
+import { checkAddress, checkHostname } from '../../../src/notifier/addresses.ts';
+import { checkDestinations } from '../../../src/notifier/destination.ts';
+import { resolveAllowed, type Resolver } from '../../../src/notifier/outbound.ts';
 
 const SETTING = 'ROTSCOPE_ALLOW_PRIVATE_ADDRESSES';
 

@@ -1,7 +1,7 @@
 /** Shared set-up for the channel tests: findings, channels, queued deliveries, a logger. */
 import { defaultConfig, type Config } from '../../../src/config.ts';
-import { toStored, type ChannelSettings } from '../../../src/channels/config.ts';
-import type { NotifierLogger } from '../../../src/channels/delivery-loop.ts';
+import { toStored, type ChannelSettings } from '../../../src/notifier/config.ts';
+import type { NotifierLogger } from '../../../src/notifier/notifier.ts';
 import type { Severity } from '../../../src/model/findings.ts';
 import { setAlertChannels } from '../../../src/store/alert-channels.ts';
 import { createChannel } from '../../../src/store/channels.ts';

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
-import { createEventLog } from '../event-log.ts';
+import { createEventLog } from '../log/event-log.ts';
 import { getChannelWithSecrets } from '../store/channels.ts';
 import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Db } from '../store/db.ts';

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateWebhookSecret } from '../../../src/channels/config.ts';
-import { startNotifier } from '../../../src/channels/delivery-loop.ts';
+import { generateWebhookSecret } from '../../../src/notifier/config.ts';
+import { startNotifier } from '../../../src/notifier/notifier.ts';
 import { enqueueDeliveries } from '../../../src/store/deliveries.ts';
 import { createTestStore, type TestStore } from '../../helpers/store.ts';
 import { startHttpReceiver, type HttpReceiver } from '../../helpers/http-receiver.ts';
@@ -104,7 +104,7 @@ describe('webhook channel', () => {
         }),
       ).toThrow(/too old/i);
       // Our own signature for that old timestamp equals the library's: same algorithm.
-      const { signWebhook } = await import('../../../src/channels/webhook.ts');
+      const { signWebhook } = await import('../../../src/notifier/webhook.ts');
       expect(
         signWebhook(secret, headers['webhook-id'], Math.floor(old.getTime() / 1000), request.body),
       ).toBe(oldSignature);

@@ -11,13 +11,13 @@ import {
   parseNewChannelConfig,
   patchChannelConfig,
   toStored,
-} from '../../../src/channels/config.ts';
-import { decide } from '../../../src/channels/delivery-loop.ts';
-import { classifySmtpError, formatEmail } from '../../../src/channels/email.ts';
-import { formatSlack } from '../../../src/channels/slack.ts';
-import { backoffMs, classifyHttp, parseRetryAfter } from '../../../src/channels/policy.ts';
-import { formatWebhook } from '../../../src/channels/webhook.ts';
-import { testPayload } from '../../../src/channels/payload.ts';
+} from '../../../src/notifier/config.ts';
+import { decide } from '../../../src/notifier/notifier.ts';
+import { classifySmtpError, formatEmail } from '../../../src/notifier/email.ts';
+import { formatSlack } from '../../../src/notifier/slack.ts';
+import { backoffMs, classifyHttp, parseRetryAfter } from '../../../src/notifier/policy.ts';
+import { formatWebhook } from '../../../src/notifier/webhook.ts';
+import { testPayload } from '../../../src/notifier/payload.ts';
 import { testConfig } from './fixtures.ts';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateWebhookSecret } from '../../../src/channels/config.ts';
-import { startNotifier } from '../../../src/channels/delivery-loop.ts';
+import { generateWebhookSecret } from '../../../src/notifier/config.ts';
+import { startNotifier } from '../../../src/notifier/notifier.ts';
 import { startHttpReceiver, type HttpReceiver } from '../../helpers/http-receiver.ts';
 import { createTestStore, usingPostgres, type TestStore } from '../../helpers/store.ts';
 import {

@@ -1,8 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateWebhookSecret } from '../../../src/channels/config.ts';
-import { startNotifier } from '../../../src/channels/delivery-loop.ts';
+import { generateWebhookSecret } from '../../../src/notifier/config.ts';
+import { startNotifier } from '../../../src/notifier/notifier.ts';
 import { channelsRoutes } from '../../../src/api/routes/channels.ts';
 import { deliveriesRoutes } from '../../../src/api/routes/deliveries.ts';
 import '../../../src/api/types.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendTest, startNotifier } from '../../../src/channels/delivery-loop.ts';
+import { sendTest, startNotifier } from '../../../src/notifier/notifier.ts';
 import { createTestStore, type TestStore } from '../../helpers/store.ts';
 import { startHttpReceiver, type HttpReceiver } from '../../helpers/http-receiver.ts';
 import { startSmtpSink, type SmtpSink } from '../../helpers/smtp.ts';

@@ -15,7 +15,7 @@ import {
 } from '../store/conversations.ts';
 import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Store } from '../store/db.ts';
-import { createEventLog } from '../event-log.ts';
+import { createEventLog } from '../log/event-log.ts';
 import { evaluateConversation, type EvaluateOptions, type EvaluationResult } from './evaluate.ts';
 
 /** The logging the evaluator needs (pino and fastify loggers fit). */

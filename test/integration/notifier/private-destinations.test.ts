@@ -6,8 +6,8 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseNewChannelConfig, toStored } from '../../../src/channels/config.ts';
-import type { Resolver } from '../../../src/channels/outbound.ts';
+import { parseNewChannelConfig, toStored } from '../../../src/notifier/config.ts';
+import type { Resolver } from '../../../src/notifier/outbound.ts';
 import { createChannel } from '../../../src/store/channels.ts';
 import { startHttpReceiver, type HttpReceiver } from '../../helpers/http-receiver.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateWebhookSecret } from '../../../src/channels/config.ts';
-import { startNotifier } from '../../../src/channels/delivery-loop.ts';
-import { checkHostname, postJson, type Resolver } from '../../../src/channels/outbound.ts';
+import { generateWebhookSecret } from '../../../src/notifier/config.ts';
+import { startNotifier } from '../../../src/notifier/notifier.ts';
+import { checkHostname, postJson, type Resolver } from '../../../src/notifier/outbound.ts';
 import { openStore, type Store } from '../../../src/store/db.ts';
 import { claimDueDeliveries } from '../../../src/store/deliveries.ts';
 import { startHttpReceiver, type HttpReceiver, type Reply } from '../../helpers/http-receiver.ts';

@@ -1,0 +1,2 @@
+/** What an API token may do. `admin` satisfies every scope; `read` and `ingest` only themselves. */
+export type Scope = 'ingest' | 'read' | 'admin';
