@@ -2,8 +2,7 @@
  * The `rotscope` command: `run(argv, io, env)` returns the exit code. bin/rotscope.js is the
  * only place that touches process.argv, process.env and the exit code.
  */
-import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 import type { Config } from '../config.ts';
 
 // Every command's modules (and config.ts, which loads zod) are imported when that command runs,
@@ -34,8 +33,8 @@ ${Object.entries(ENV_NAMES)
 }
 
 /** The version in package.json (two folders up from src/cli/ and from dist/cli/ alike). */
-async function version(): Promise<string> {
-  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
   return String(pkg.version);
 }
 
@@ -53,6 +52,7 @@ async function parseConfig(
   env: Record<string, string | undefined>,
 ) {
   const { ENV_NAMES, flagName, loadConfig } = await import('../config.ts');
+  const { parseArgs } = await import('node:util');
   const configFlags = Object.fromEntries(
     Object.keys(ENV_NAMES).map((key) => [flagName(key), { type: 'string' as const }]),
   );
@@ -201,7 +201,7 @@ export async function run(
     }
     case '--version':
     case '-v':
-      io.stdout(`${await version()}\n`);
+      io.stdout(`${version()}\n`);
       return 0;
     case undefined:
     case 'help':
