@@ -38,6 +38,8 @@ export interface EpisodeCall {
 
 interface Episode {
   tool: string;
+  /** Set when the sizes are tokens estimated from bytes (Claude Code's logged result sizes). */
+  estimatedFrom?: 'bytes';
   runId: string;
   model: string | null;
   /** The first call and the calls after it, up to toolPersistCalls + 1 (no more once fired). */
@@ -65,7 +67,9 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
   if (!first) throw new Error('tool_takeover: an episode without calls');
   const peak = episode.calls.reduce((a, b) => (b.share > a.share ? b : a), first);
   const shares = episode.calls.map((c) => `${wholePercent(c.share)}%`).join(', ');
-  const tokens = peak.tokens === null ? '' : ` (${formatInt(peak.tokens)} tokens at peak)`;
+  const estimated = episode.estimatedFrom === 'bytes' ? ', estimated from result bytes' : '';
+  const tokens =
+    peak.tokens === null ? '' : ` (${formatInt(peak.tokens)} tokens at peak${estimated})`;
   return {
     detector: 'tool_takeover',
     anchor: `${call.streamKey}|${episode.tool}|${first.spanId}`,
@@ -86,6 +90,7 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
       toolPersistCalls: context.thresholds.toolPersistCalls,
       peakShare: roundRatio(peak.share),
       peakTokens: peak.tokens,
+      estimatedFrom: episode.estimatedFrom ?? null,
       calls: episode.calls.map((c) => ({ ...c, share: roundRatio(c.share) })),
     },
   };
@@ -132,6 +137,7 @@ function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: De
     if (share < toolShare || open.some((e) => e.tool === tool)) continue;
     const episode: Episode = {
       tool,
+      ...(call.parts.estimatedFrom ? { estimatedFrom: call.parts.estimatedFrom } : {}),
       runId: call.runId,
       model: modelOf(call),
       calls: [entryOf(share)],

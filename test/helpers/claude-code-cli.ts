@@ -1,0 +1,231 @@
+/**
+ * Runs the real Claude Code CLI (2.1.197, a native binary installed outside the project's
+ * dependencies) offline: its model is test/helpers/fake-anthropic.ts and its telemetry goes to
+ * an OTLP endpoint on loopback (a real `rotscope serve`).
+ *
+ * The binary is not a Node process, so no Node-level guard can keep it off the network. It runs
+ * with an environment built from nothing (no variable inherited), non-essential traffic and the
+ * auto-updater off, HOME and CLAUDE_CONFIG_DIR in a temp dir, and, where `unshare -n` works (root
+ * or user namespaces), in a private network namespace whose only interface is loopback: the
+ * fake API and the OTLP endpoint are reached through Unix sockets relayed to 127.0.0.1 ports
+ * inside it (test/helpers/loopback-relay.mjs). Without `unshare` the same relay runs in the
+ * host's namespace and only the environment holds the binary back (`isolated: false`).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer, type Server } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startFakeAnthropic, type FakeAnthropic, type FakeScript } from './fake-anthropic.ts';
+
+export const CLAUDE_CODE_VERSION = '2.1.197';
+const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
+
+/** Where `.ci/run` installs the CLI: `$ROTSCOPE_CLAUDE_CODE_HOME`, else `~/.cache/claude-code-2.1.197`. */
+export function claudeCodeHome(): string {
+  return (
+    process.env.ROTSCOPE_CLAUDE_CODE_HOME ||
+    join(homedir(), '.cache', `claude-code-${CLAUDE_CODE_VERSION}`)
+  );
+}
+
+/** How to install the CLI, for skip messages. */
+export const INSTALL_HINT =
+  `the real Claude Code CLI ${CLAUDE_CODE_VERSION} is not installed: run .ci/run, or ` +
+  `mkdir -p ${claudeCodeHome()} && cd ${claudeCodeHome()} && npm init -y && ` +
+  `npm i @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} (or set CLAUDE_CODE_BIN to the binary)`;
+
+/** The binary: `$CLAUDE_CODE_BIN`, else the cache folder's; null when neither exists. */
+export function claudeCodeBinary(): string | null {
+  const candidates = [
+    process.env.CLAUDE_CODE_BIN,
+    join(claudeCodeHome(), 'node_modules/@anthropic-ai/claude-code-linux-x64/claude'),
+  ];
+  for (const c of candidates) if (c && existsSync(c)) return c;
+  return null;
+}
+
+let unshareWorks: boolean | undefined;
+/** True when `unshare -n` can give the CLI a private network namespace here. */
+export function canIsolateNetwork(): boolean {
+  unshareWorks ??=
+    spawnSync('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' })
+      .status === 0;
+  return unshareWorks;
+}
+
+/** A Unix socket that relays each connection to a TCP address on loopback. */
+function relayToTcp(socketPath: string, target: URL): Promise<Server> {
+  const server = createServer((inbound) => {
+    const outbound = createConnection({ host: target.hostname, port: Number(target.port) });
+    inbound.pipe(outbound).pipe(inbound);
+    const end = () => {
+      inbound.destroy();
+      outbound.destroy();
+    };
+    inbound.on('error', end);
+    outbound.on('error', end);
+  });
+  return new Promise((resolve) => server.listen(socketPath, () => resolve(server)));
+}
+
+export interface SessionOptions {
+  binary: string;
+  script: FakeScript;
+  /** Where telemetry goes, e.g. `http://127.0.0.1:4318` (a rotscope server). */
+  otlpUrl: string;
+  protocol?: 'http/json' | 'http/protobuf';
+  /** Detailed beta tracing (traces and logs then go, as http/json, to the beta endpoint only). */
+  betaTracing?: boolean;
+  model?: string;
+  /** Files to create in the work dir (the CLI's cwd). */
+  files?: Record<string, string>;
+  env?: Record<string, string>;
+}
+
+export interface RunResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  /** The session id the CLI printed (`--output-format json`). */
+  sessionId: string | null;
+  isolated: boolean;
+}
+
+export interface ClaudeCodeSession {
+  workDir: string;
+  configDir: string;
+  api: FakeAnthropic;
+  /** Runs `claude -p PROMPT`; `resume` continues this session's last run (`--resume <id>`). */
+  run(prompt: string, options?: { resume?: boolean; maxTurns?: number }): Promise<RunResult>;
+  /** The transcript files the CLI wrote (main session files and sub-agent files). */
+  transcripts(): string[];
+  close(): Promise<void>;
+}
+
+function listJsonl(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...listJsonl(p));
+    else if (entry.name.endsWith('.jsonl')) out.push(p);
+  }
+  return out.sort();
+}
+
+/** Starts a fake API and an OTLP relay for one Claude Code session (one or more runs). */
+export async function startClaudeCodeSession(options: SessionOptions): Promise<ClaudeCodeSession> {
+  const root = mkdtempSync(join(tmpdir(), 'rotscope-cc-'));
+  const workDir = join(root, 'work');
+  const configDir = join(root, 'config');
+  const homeDir = join(root, 'home');
+  for (const d of [workDir, configDir, homeDir]) mkdirSync(d);
+  for (const [name, text] of Object.entries(options.files ?? {}))
+    writeFileSync(join(workDir, name), text);
+  const apiSocket = join(root, 'api.sock');
+  const otlpSocket = join(root, 'otlp.sock');
+  const api = await startFakeAnthropic(options.script, { socketPath: apiSocket }, workDir);
+  const otlpRelay = await relayToTcp(otlpSocket, new URL(options.otlpUrl));
+  let sessionId: string | null = null;
+
+  const env: Record<string, string> = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+    TERM: 'dumb',
+    HOME: homeDir,
+    CLAUDE_CONFIG_DIR: configDir,
+    ANTHROPIC_BASE_URL: 'http://127.0.0.1:{{api}}',
+    ANTHROPIC_API_KEY: 'sk-fake-test-key',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1', // Anthropic's own usage telemetry; OTel export below is separate
+    DISABLE_ERROR_REPORTING: '1',
+    CLAUDE_CODE_ENABLE_TELEMETRY: '1',
+    CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: '1',
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_LOGS_EXPORTER: 'otlp',
+    OTEL_METRICS_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_PROTOCOL: options.protocol ?? 'http/json',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:{{otlp}}',
+    OTEL_TRACES_EXPORT_INTERVAL: '500',
+    OTEL_LOGS_EXPORT_INTERVAL: '500',
+    OTEL_METRIC_EXPORT_INTERVAL: '1000',
+    OTEL_LOG_TOOL_DETAILS: '1',
+    CLAUDE_CODE_OTEL_SHUTDOWN_TIMEOUT_MS: '5000',
+    ...(options.betaTracing
+      ? { ENABLE_BETA_TRACING_DETAILED: '1', BETA_TRACING_ENDPOINT: 'http://127.0.0.1:{{otlp}}' }
+      : {}),
+    ...options.env,
+  };
+
+  return {
+    workDir,
+    configDir,
+    api,
+    async run(prompt, runOptions = {}) {
+      const args = ['-p', prompt, '--max-turns', String(runOptions.maxTurns ?? 12)];
+      args.push(
+        '--output-format',
+        'json',
+        '--allowedTools',
+        'Bash,Read,Write,Edit,Glob,Grep,Agent,Task',
+      );
+      if (options.model) args.push('--model', options.model);
+      if (runOptions.resume) {
+        if (sessionId === null)
+          throw new Error('nothing to resume: no earlier run printed a session id');
+        args.push('--resume', sessionId);
+      }
+      const spec = JSON.stringify({
+        forwards: { api: apiSocket, otlp: otlpSocket },
+        env,
+        cmd: [options.binary, ...args],
+        cwd: workDir,
+      });
+      const isolated = canIsolateNetwork();
+      const [cmd, cmdArgs] = isolated
+        ? [
+            'unshare',
+            [
+              '-n',
+              '--',
+              'sh',
+              '-c',
+              'ip link set lo up && exec "$0" "$@"',
+              process.execPath,
+              RELAY,
+              spec,
+            ],
+          ]
+        : [process.execPath, [RELAY, spec]];
+      const child = spawn(cmd, cmdArgs as string[], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { PATH: env.PATH },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+      const exitCode = await new Promise<number | null>((resolve) =>
+        child.on('exit', (code) => resolve(code)),
+      );
+      clearTimeout(timer);
+      try {
+        const result = JSON.parse(stdout.trim().split('\n').pop() ?? '') as { session_id?: string };
+        if (typeof result.session_id === 'string') sessionId = result.session_id;
+      } catch {
+        // not JSON: the caller sees stdout and stderr
+      }
+      return { exitCode, stdout, stderr, sessionId, isolated };
+    },
+    transcripts: () => listJsonl(join(configDir, 'projects')),
+    async close() {
+      await api.close();
+      await new Promise<void>((done) => otlpRelay.close(() => done()));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
