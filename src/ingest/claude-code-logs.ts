@@ -8,7 +8,7 @@
  * summarising call of a compaction is a side call, not a second compaction). `gen_ai.*` events
  * are kept without rows.
  */
-import type { Compaction, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
+import type { CallContent, Compaction, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
 import type { AttrValue, LogRecord } from '../model/telemetry.ts';
 import { bool, minusMs, num, str } from './attrs.ts';
 import { compaction, normalizeTrigger } from './compactions.ts';
@@ -16,7 +16,7 @@ import { stripAttributes } from './content.ts';
 import { claudeCodeAgentId, sideCallOf, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
-import { callContentFromLogs, isContentEventName, type CallContent } from './content-logs.ts';
+import { callContentFromLogs, isContentEventName } from './content-logs.ts';
 import { eventNameOf } from './events.ts';
 import { contextUsage, readRawUsage } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';

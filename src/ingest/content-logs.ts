@@ -7,23 +7,13 @@
  * its trace and span id; this module folds them into the call's parts and output facts, for
  * the store to apply to the span-derived call with the same ids.
  */
-import type { InputParts } from '../model/calls.ts';
+import type { CallContent } from '../model/calls.ts';
 import type { LogRecord } from '../model/telemetry.ts';
 import { contentSize, field, isObj, json } from './attrs.ts';
 import { fromProviderMessage, fromSemconv, systemInstructionsSize, type Msg } from './messages.ts';
 import { eventNameOf } from './events.ts';
+import { classifyFinishReason } from './finish.ts';
 import { partsFromMessages } from './parts.ts';
-
-/** What the content logs of one call say about it. */
-export interface CallContent {
-  traceId: string;
-  spanId: string;
-  /** Parts from the logged messages; null when no message content was captured. */
-  parts: InputParts | null;
-  outputToolCall: boolean;
-  outputToolName: string | null;
-  finishReasonRaw: string | null;
-}
 
 const ROLE_EVENTS: ReadonlyMap<string, string> = new Map([
   ['gen_ai.system.message', 'system'],
@@ -156,5 +146,6 @@ export function callContentFromLogs(
     outputToolCall: acc.outputToolCall,
     outputToolName: acc.outputToolName,
     finishReasonRaw: acc.finishReasonRaw,
+    finishClass: classifyFinishReason(acc.finishReasonRaw),
   }));
 }

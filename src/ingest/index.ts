@@ -6,7 +6,7 @@
 export type { NormalizeContext, WindowOverride } from './types.ts';
 export { normalizeSpans, type SpanBatch } from './spans.ts';
 export { normalizeLogs, type LogBatch } from './claude-code-logs.ts';
-export { callContentFromLogs, type CallContent } from './content-logs.ts';
+export { callContentFromLogs } from './content-logs.ts';
 export { eventNameOf } from './events.ts';
 export {
   normalizeTranscript,

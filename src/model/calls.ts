@@ -165,5 +165,17 @@ export interface Normalized {
 
 /** One step of a conversation's timeline, in start-time order: a finished call or a compaction. */
 export type TimelineItem =
-  | { type: 'call'; call: LlmCall }
-  | { type: 'compaction'; compaction: Compaction };
+  { type: 'call'; call: LlmCall } | { type: 'compaction'; compaction: Compaction };
+
+/** What the content logs of one call say about it (applied where the span did not say it). */
+export interface CallContent {
+  traceId: string;
+  spanId: string;
+  /** Parts from the logged messages; null when no message content was captured. */
+  parts: InputParts | null;
+  outputToolCall: boolean;
+  outputToolName: string | null;
+  finishReasonRaw: string | null;
+  /** `finishReasonRaw` classed (conventions.md §9.4). */
+  finishClass: FinishClass | null;
+}

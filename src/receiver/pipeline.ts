@@ -2,23 +2,30 @@
  * The ingest pipeline behind the OTLP routes: normalize decoded spans or log records, then
  * write everything in one transaction. Returns only after the commit, so a 200 means stored.
  */
-import { normalizeLogs, normalizeSpans, type NormalizeContext } from '../ingest/index.ts';
+import {
+  callContentFromLogs,
+  normalizeLogs,
+  normalizeSpans,
+  type NormalizeContext,
+} from '../ingest/index.ts';
+import { LOG_CALL_PRODUCERS, SPLIT_EVIDENCE_PRODUCERS } from '../ingest/producers.ts';
 import type { Normalized } from '../model/calls.ts';
 import type { LogRecord, Span } from '../model/telemetry.ts';
 import type { Store } from '../store/db.ts';
 import {
   applyCallContent,
-  applyStoredCallContent,
   insertCalls,
   insertCompactions,
   insertLogRecords,
   insertSpans,
   insertToolResults,
+  loadLogRecordsOfSpans,
   markSideCalls,
+  type CallPrecedence,
 } from '../store/ingest.ts';
 import { markConversationsDirty } from '../store/conversations.ts';
-import { joinLoggedToolResults } from '../store/logged-tool-parts.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
+import { joinLoggedToolResults } from './logged-tool-parts.ts';
 
 export interface IngestOutcome {
   stored: number;
@@ -31,12 +38,19 @@ export class IngestPipeline {
   readonly #store: Store;
   readonly #settings = new Map<string, { value: WorkspaceSettings; at: number }>();
 
-  readonly #settleMs: number;
+  /** Calls from spans and logs of one request: the span's wins; split-evidence producers settle longer. */
+  readonly #spanPrecedence: CallPrecedence;
+  /** The same, without the longer settle (log batches and imports). */
+  readonly #precedence: CallPrecedence = { logProducers: LOG_CALL_PRODUCERS, settleMs: () => 0 };
 
   /** `splitEvidenceSettleMs`: see Config; 0 evaluates every conversation after the default quiet time. */
   constructor(store: Store, options: { splitEvidenceSettleMs?: number } = {}) {
     this.#store = store;
-    this.#settleMs = options.splitEvidenceSettleMs ?? 0;
+    const settleMs = options.splitEvidenceSettleMs ?? 0;
+    this.#spanPrecedence = {
+      logProducers: LOG_CALL_PRODUCERS,
+      settleMs: (producer) => (SPLIT_EVIDENCE_PRODUCERS.has(producer) ? settleMs : 0),
+    };
   }
 
   async #context(workspaceId: string): Promise<NormalizeContext> {
@@ -58,9 +72,13 @@ export class IngestPipeline {
     if (batch.keep.length > 0) {
       await this.#store.db.transaction().execute(async (trx) => {
         await insertSpans(trx, workspaceId, batch.keep);
-        const calls = await insertCalls(trx, batch.normalized.calls, this.#settleMs);
+        const calls = await insertCalls(trx, batch.normalized.calls, this.#spanPrecedence);
         // Content logged before its span arrived is applied now.
-        const content = await applyStoredCallContent(trx, workspaceId, batch.normalized.calls);
+        const logged = await loadLogRecordsOfSpans(trx, workspaceId, batch.normalized.calls);
+        const content =
+          logged.length === 0
+            ? []
+            : await applyCallContent(trx, workspaceId, callContentFromLogs(logged));
         await insertToolResults(trx, batch.normalized.toolResults);
         const toolParts = await joinLoggedToolResults(trx, workspaceId, batch.normalized);
         const compactions = await insertCompactions(trx, batch.normalized.compactions);
@@ -80,7 +98,7 @@ export class IngestPipeline {
     if (batch.keep.length > 0) {
       await this.#store.db.transaction().execute(async (trx) => {
         await insertLogRecords(trx, workspaceId, batch.keep);
-        const calls = await insertCalls(trx, batch.normalized.calls);
+        const calls = await insertCalls(trx, batch.normalized.calls, this.#precedence);
         const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls);
         const content = await applyCallContent(trx, workspaceId, batch.callContent);
         await insertToolResults(trx, batch.normalized.toolResults);
@@ -101,7 +119,7 @@ export class IngestPipeline {
   /** Stores already normalized data (transcript imports), idempotently. */
   async ingestNormalized(workspaceId: string, normalized: Normalized): Promise<void> {
     await this.#store.db.transaction().execute(async (trx) => {
-      const calls = await insertCalls(trx, normalized.calls);
+      const calls = await insertCalls(trx, normalized.calls, this.#precedence);
       await insertToolResults(trx, normalized.toolResults);
       const compactions = await insertCompactions(trx, normalized.compactions);
       await markConversationsDirty(trx, workspaceId, [...calls, ...compactions]);

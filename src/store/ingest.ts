@@ -6,8 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
-import { callContentFromLogs, classifyFinishReason, type CallContent } from '../ingest/index.ts';
-import type { Compaction, LlmCall, ToolResult } from '../model/calls.ts';
+import type { CallContent, Compaction, LlmCall, ToolResult } from '../model/calls.ts';
 import type { LogRecord, Span } from '../model/telemetry.ts';
 import { int4 } from './columns.ts';
 import type { IngestMark } from './conversations.ts';
@@ -192,29 +191,27 @@ const CALL_COLUMNS: Columns = [
   ['compacted', 'boolean'],
 ];
 
-/** Producers whose calls come from log events and yield to a span of the same request. */
-const LOG_PRODUCERS = ['claude_code_log'];
-
 /** What an insert added: the conversation and start of each new call or compaction, for the dirty marks. */
 type Added = { conversation_id: string; at_ns: string; producer?: string };
 
-/**
- * Producers that send a call's evidence in two signals on separate export schedules (Claude
- * Code: spans, and log events carrying compactions and side calls): their conversations get
- * a longer quiet time before evaluation (see IngestMark.settleMs).
- */
-export const SPLIT_EVIDENCE_PRODUCERS: ReadonlySet<string> = new Set([
-  'claude_code',
-  'claude_code_log',
-]);
+/** How calls of several producers that describe one request are stored (decided by the receiver). */
+export interface CallPrecedence {
+  /** Producers whose calls come from log events and yield to a span of the same request id. */
+  logProducers: readonly string[];
+  /** Quiet time (ms) before evaluation for the conversations of a producer; 0 when absent. */
+  settleMs: (producer: string) => number;
+}
 
-const toMarks = (added: readonly Added[], calls: boolean, settleMs = 0): IngestMark[] =>
+const toMarks = (
+  added: readonly Added[],
+  calls: boolean,
+  settleMs: (producer: string) => number = () => 0,
+): IngestMark[] =>
   added.map((row) => ({
     conversationId: row.conversation_id,
     fromNs: String(row.at_ns),
     calls: calls ? 1 : 0,
-    settleMs:
-      row.producer !== undefined && SPLIT_EVIDENCE_PRODUCERS.has(row.producer) ? settleMs : 0,
+    settleMs: row.producer === undefined ? 0 : settleMs(row.producer),
   }));
 
 /**
@@ -225,19 +222,19 @@ const toMarks = (added: readonly Added[], calls: boolean, settleMs = 0): IngestM
 export async function insertCalls(
   db: Db,
   calls: readonly LlmCall[],
-  /** Quiet time for conversations of SPLIT_EVIDENCE_PRODUCERS. */
-  settleMs = 0,
+  precedence: CallPrecedence,
 ): Promise<IngestMark[]> {
+  const { logProducers } = precedence;
   if (calls.length === 0) return [];
   const workspaceId = calls[0]!.workspaceId;
-  const fromLogs = calls.filter((call) => LOG_PRODUCERS.includes(call.producer));
-  let fromSpans = calls.filter((call) => !LOG_PRODUCERS.includes(call.producer));
+  const fromLogs = calls.filter((call) => logProducers.includes(call.producer));
+  let fromSpans = calls.filter((call) => !logProducers.includes(call.producer));
   const spanRequestIds = fromSpans.flatMap((call) => (call.requestId ? [call.requestId] : []));
   if (spanRequestIds.length > 0) {
     const replaced = await db
       .deleteFrom('llm_calls')
       .where('workspace_id', '=', workspaceId)
-      .where('producer', 'in', LOG_PRODUCERS)
+      .where('producer', 'in', logProducers)
       .where('request_id', 'in', spanRequestIds)
       .returning(['request_id', 'side_call'])
       .execute();
@@ -256,7 +253,7 @@ export async function insertCalls(
       .select('request_id')
       .where('workspace_id', '=', workspaceId)
       .where('request_id', 'in', logRequestIds)
-      .where('producer', 'not in', LOG_PRODUCERS)
+      .where('producer', 'not in', logProducers)
       .execute();
     const taken = new Set([...existing.map((row) => row.request_id), ...spanRequestIds]);
     keptLogCalls = fromLogs.filter((call) => !call.requestId || !taken.has(call.requestId));
@@ -271,7 +268,7 @@ export async function insertCalls(
       'workspace_id, trace_id, span_id',
       'conversation_id, start_ns AS at_ns, producer',
     );
-    marks.push(...toMarks(added, true, settleMs));
+    marks.push(...toMarks(added, true, precedence.settleMs));
   }
   return marks;
 }
@@ -370,9 +367,7 @@ export async function applyCallContent(
         finish_reason_raw: sql<
           string | null
         >`COALESCE(finish_reason_raw, ${content.finishReasonRaw}::text)`,
-        finish_class: sql<
-          string | null
-        >`COALESCE(finish_class, ${classifyFinishReason(content.finishReasonRaw)}::text)`,
+        finish_class: sql<string | null>`COALESCE(finish_class, ${content.finishClass}::text)`,
       })
       .where('workspace_id', '=', workspaceId)
       .where('trace_id', '=', content.traceId)
@@ -384,15 +379,12 @@ export async function applyCallContent(
   return marks;
 }
 
-/**
- * For calls whose span arrived after their content log records: reads the stored records of
- * those spans and applies them (see applyCallContent).
- */
-export async function applyStoredCallContent(
+/** The stored log records of the given spans, in time order (content logged before its span). */
+export async function loadLogRecordsOfSpans(
   db: Db,
   workspaceId: string,
   calls: ReadonlyArray<{ traceId: string; spanId: string }>,
-): Promise<IngestMark[]> {
+): Promise<LogRecord[]> {
   if (calls.length === 0) return [];
   const wanted = new Set(calls.map((call) => `${call.traceId}:${call.spanId}`));
   const rows = await db
@@ -404,9 +396,7 @@ export async function applyStoredCallContent(
     .orderBy('time_ns')
     .orderBy('id')
     .execute();
-  const logs = rows.filter((row) => wanted.has(`${row.trace_id}:${row.span_id}`)).map(toLogRecord);
-  if (logs.length === 0) return [];
-  return applyCallContent(db, workspaceId, callContentFromLogs(logs));
+  return rows.filter((row) => wanted.has(`${row.trace_id}:${row.span_id}`)).map(toLogRecord);
 }
 
 function toLogRecord(row: Selectable<LogRecordsTable>): LogRecord {

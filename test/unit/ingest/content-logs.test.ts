@@ -61,6 +61,7 @@ describe('message content sent as log records (semconv events)', () => {
         outputToolCall: true,
         outputToolName: 'get_time',
         finishReasonRaw: 'tool_calls',
+        finishClass: 'tool_call',
       },
     ]);
   });
