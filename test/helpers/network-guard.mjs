@@ -81,13 +81,22 @@ function localhostAnswer(options) {
   ].filter((entry) => family === 0 || entry.family === family);
 }
 
+/**
+ * 0.0.0.0 and ::, which a server binds to listen on every interface (fastify looks the bind
+ * address up first). Looking up an address literal asks no name server (Node answers it
+ * itself), and connecting to one is still refused by the socket guard.
+ */
+function isUnspecified(host) {
+  return host === '0.0.0.0' || host === '::';
+}
+
 function installDnsGuard() {
   const originalLookup = dns.lookup;
   dns.lookup = function guardedLookup(hostname, options, callback) {
     const done = typeof options === 'function' ? options : callback;
     const opts = typeof options === 'function' ? undefined : options;
     const bare = String(hostname ?? '').toLowerCase();
-    if (net.isIP(bare) !== 0 && isLoopbackHost(bare))
+    if (net.isIP(bare) !== 0 && (isLoopbackHost(bare) || isUnspecified(bare)))
       return originalLookup.call(this, hostname, opts ?? {}, done);
     if (isLoopbackHost(bare)) {
       const answer = localhostAnswer(opts);
@@ -101,7 +110,7 @@ function installDnsGuard() {
   };
   dns.promises.lookup = async function guardedPromiseLookup(hostname, options) {
     const bare = String(hostname ?? '').toLowerCase();
-    if (!isLoopbackHost(bare)) throw refusal('DNS lookup of', hostname);
+    if (!isLoopbackHost(bare) && !isUnspecified(bare)) throw refusal('DNS lookup of', hostname);
     const answer =
       net.isIP(bare) !== 0 ? [{ address: bare, family: net.isIP(bare) }] : localhostAnswer(options);
     return typeof options === 'object' && options?.all ? answer : answer[0];
