@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { failureBackoffMs } from '../../../src/evaluator/loop.ts';
 import { applyWindowOverrides } from '../../../src/evaluator/window-overrides.ts';
 import { contextWindowFor } from '../../../src/ingest/windows.ts';
-import { call } from './helpers.ts';
+import { call } from '../../helpers/calls.ts';
 
 describe('applyWindowOverrides', () => {
   it.each([

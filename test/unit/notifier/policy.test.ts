@@ -18,9 +18,12 @@ import { formatSlack } from '../../../src/notifier/slack.ts';
 import { backoffMs, classifyHttp, parseRetryAfter } from '../../../src/notifier/policy.ts';
 import { formatWebhook } from '../../../src/notifier/webhook.ts';
 import { testPayload } from '../../../src/notifier/payload.ts';
-import { testConfig } from './fixtures.ts';
+import { defaultConfig } from '../../../src/config.ts';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
+
+/** Where the payload's finding links point. */
+const consoleConfig = defaultConfig({ publicUrl: 'https://rotscope.example.com' });
 
 describe('Retry-After', () => {
   it.each([
@@ -209,7 +212,7 @@ describe('channel configuration', () => {
     const now = new Date();
     const { body, headers } = formatWebhook(
       { type: 'webhook', url: 'https://e.com', secret, headers: { 'X-A': '1' } },
-      testPayload('default', testConfig(), now),
+      testPayload('default', consoleConfig, now),
       'msg_1',
       now,
     );
@@ -220,7 +223,7 @@ describe('channel configuration', () => {
 
 describe('human-readable formats', () => {
   const payload = () => {
-    const base = testPayload('default', testConfig(), new Date('2026-01-01T00:00:00Z'));
+    const base = testPayload('default', consoleConfig, new Date('2026-01-01T00:00:00Z'));
     return {
       ...base,
       type: 'finding.created' as const,

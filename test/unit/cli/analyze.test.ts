@@ -18,9 +18,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyzeCommand } from '../../src/cli/analyze.ts';
+import { analyzeCommand } from '../../../src/cli/analyze.ts';
 
-const REAL = join(import.meta.dirname, '../fixtures/real');
+const REAL = join(import.meta.dirname, '../../fixtures/real');
 const TRANSCRIPT = join(REAL, 'claude-code_transcript_sidechains.jsonl');
 const SESSION = 'fe5e1c67-53e7-4862-81ae-d0e013e3270b';
 
