@@ -10,7 +10,11 @@ import { parseArgs } from 'node:util';
 import { buildTimeline, driveDetectors } from '../detectors/index.ts';
 import type { TimelineItem } from '../model/calls.ts';
 import type { NormalizeContext } from '../ingest/index.ts';
-import type { WindowOverride } from '../ingest/index.ts';
+import {
+  isOverrideWindow,
+  MAX_OVERRIDE_WINDOW,
+  type WindowOverride,
+} from '../model/window-overrides.ts';
 import type { Compaction, LlmCall } from '../model/calls.ts';
 import {
   DETECTOR_IDS,
@@ -121,8 +125,10 @@ function parseOptions(argv: string[]): Parsed {
   for (const raw of (values.window as string[] | undefined) ?? []) {
     const m = /^(.+)=(\d+)$/.exec(raw);
     const window = m ? Number(m[2]) : NaN;
-    if (!m?.[1] || !(window > 0)) {
-      errors.push(`--window must be MODEL_GLOB=TOKENS, e.g. 'claude-*=1000000' (got "${raw}")`);
+    if (!m?.[1] || !isOverrideWindow(window)) {
+      errors.push(
+        `--window must be MODEL_GLOB=TOKENS with 1..${MAX_OVERRIDE_WINDOW} tokens, e.g. 'claude-*=1000000' (got "${raw}")`,
+      );
     } else {
       windowOverrides.push({ model: m[1], window });
     }

@@ -5,7 +5,8 @@
  * matcher and the window a call gets are src/ingest/windows.ts's (`overrideWindow`,
  * `contextWindowFor`), so a call evaluated here has the window ingest would give it today.
  */
-import { contextWindowFor, overrideWindow, type WindowOverride } from '../ingest/windows.ts';
+import { contextWindowFor, overrideWindow } from '../ingest/windows.ts';
+import type { WindowOverride } from '../model/window-overrides.ts';
 import type { LlmCall } from '../model/calls.ts';
 
 /**

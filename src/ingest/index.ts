@@ -3,7 +3,7 @@
  * Claude Code transcripts → LLM calls, tool results and compactions. Pure functions; see
  * README.md for the module map.
  */
-export type { NormalizeContext, WindowOverride } from './types.ts';
+export type { NormalizeContext } from './types.ts';
 export { normalizeSpans, type SpanBatch } from './spans.ts';
 export { normalizeLogs, type LogBatch } from './claude-code-logs.ts';
 export { callContentFromLogs } from './content-logs.ts';

@@ -1,7 +1,5 @@
 /** Inputs shared by every normalizer. */
-import type { WindowOverride } from './windows.ts';
-
-export type { WindowOverride } from './windows.ts';
+import type { WindowOverride } from '../model/window-overrides.ts';
 
 /** What a normalizer needs to know about the workspace. */
 export interface NormalizeContext {

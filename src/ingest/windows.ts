@@ -4,12 +4,7 @@
  * known size up, source `inferred`). DESIGN §5.
  */
 import type { WindowSource } from '../model/calls.ts';
-
-/** A per-workspace window for models matching a glob (`*` any run, `?` one char; case-insensitive). */
-export interface WindowOverride {
-  model: string;
-  window: number;
-}
+import type { WindowOverride } from '../model/window-overrides.ts';
 
 /**
  * One catalog row: the window of model ids containing `match` (after lower-casing and

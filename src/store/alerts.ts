@@ -6,14 +6,8 @@
  */
 import { sql } from 'kysely';
 import { DEFAULT_THRESHOLDS, type Thresholds } from '../model/findings.ts';
+import { readWindowOverrides, type WindowOverride } from '../model/window-overrides.ts';
 import type { Db } from './db.ts';
-
-/** A context window for models whose id matches a glob (`*` any run of characters, `?` one). */
-export interface WindowOverride {
-  model: string;
-  /** Window size in tokens. */
-  window: number;
-}
 
 export interface AlertSettings {
   enabled: boolean;
@@ -46,15 +40,6 @@ function mergeThresholds(stored: unknown): Thresholds {
   return merged;
 }
 
-function readOverrides(stored: unknown): WindowOverride[] {
-  if (!Array.isArray(stored)) return [];
-  return stored.flatMap((entry: unknown) => {
-    if (typeof entry !== 'object' || entry === null) return [];
-    const { model, window } = entry as Record<string, unknown>;
-    return typeof model === 'string' && typeof window === 'number' ? [{ model, window }] : [];
-  });
-}
-
 /** The Context rot alert settings of a workspace (the defaults when never set). */
 export async function getAlertSettings(db: Db, workspaceId: string): Promise<AlertSettings> {
   const row = await db
@@ -66,7 +51,7 @@ export async function getAlertSettings(db: Db, workspaceId: string): Promise<Ale
   return {
     enabled: row.enabled,
     thresholds: mergeThresholds(row.thresholds),
-    windowOverrides: readOverrides(row.window_overrides),
+    windowOverrides: readWindowOverrides(row.window_overrides),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
 }
@@ -93,7 +78,7 @@ export async function putAlertSettings(
   return {
     enabled: row.enabled,
     thresholds: mergeThresholds(row.thresholds),
-    windowOverrides: readOverrides(row.window_overrides),
+    windowOverrides: readWindowOverrides(row.window_overrides),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
 }

@@ -1,5 +1,6 @@
 /** Workspaces and API tokens. Tokens are shown once and stored as sha256 hashes. */
 import { createHash, randomBytes } from 'node:crypto';
+import { readWindowOverrides, type WindowOverride } from '../model/window-overrides.ts';
 import type { Scope } from '../model/tokens.ts';
 import type { Db } from './db.ts';
 
@@ -14,7 +15,7 @@ export function hashToken(token: string): string {
 
 export interface WorkspaceSettings {
   captureContent: boolean;
-  windowOverrides: Array<{ model: string; window: number }>;
+  windowOverrides: WindowOverride[];
 }
 
 /** Creates the workspace when it does not exist yet. */
@@ -84,8 +85,8 @@ export async function getWorkspaceSettings(
     .select(['workspaces.capture_content', 'alert_settings.window_overrides'])
     .where('workspaces.id', '=', workspaceId)
     .executeTakeFirst();
-  const overrides = Array.isArray(row?.window_overrides)
-    ? (row.window_overrides as WorkspaceSettings['windowOverrides'])
-    : [];
-  return { captureContent: row?.capture_content ?? true, windowOverrides: overrides };
+  return {
+    captureContent: row?.capture_content ?? true,
+    windowOverrides: readWindowOverrides(row?.window_overrides),
+  };
 }

@@ -509,7 +509,11 @@ describe('analyze usage errors (exit 2)', () => {
     ],
     [
       [TRANSCRIPT, '--window', 'claude'],
-      '--window must be MODEL_GLOB=TOKENS, e.g. \'claude-*=1000000\' (got "claude")',
+      '--window must be MODEL_GLOB=TOKENS with 1..100000000 tokens, e.g. \'claude-*=1000000\' (got "claude")',
+    ],
+    [
+      [TRANSCRIPT, '--window', 'claude-*=100000001'],
+      '--window must be MODEL_GLOB=TOKENS with 1..100000000 tokens, e.g. \'claude-*=1000000\' (got "claude-*=100000001")',
     ],
     [[TRANSCRIPT, '--bogus'], "Unknown option '--bogus'"],
     [['/nonexistent/rotscope.jsonl'], 'cannot read /nonexistent/rotscope.jsonl: no such file'],
