@@ -5,6 +5,7 @@
  */
 import type { Socket } from 'node:net';
 import fastifySwagger from '@fastify/swagger';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Resolver } from '../notifier/outbound.ts';
 import type { Config } from '../config.ts';
@@ -59,8 +60,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // One log line per event of note, not per request: ingest batches are counted in /metrics.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
-    // A field a schema does not know is a 400 naming it (src/api/validation.ts), not dropped.
-    ajv: { customOptions: { removeAdditional: false } },
     // Time limits (src/config.ts): a slow or silent client cannot hold a connection or an
     // ingest slot for ever. Node checks them every connectionsCheckingInterval.
     requestTimeout: config.requestTimeoutMs,
@@ -164,7 +163,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       .send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
   );
 
-  // The OpenAPI document of the JSON API, generated from the routes' own schemas.
+  // The OpenAPI document of the JSON API, generated from the routes' own zod schemas.
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -178,6 +177,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
       security: [{ bearer: [] }],
     },
     hideUntagged: false,
+    // The JSON API's schemas are zod (src/api/schemas.ts): turned into JSON Schema here.
+    transform: jsonSchemaTransform,
   });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(otlpRoutes, { config, pipeline, metrics, work, events });

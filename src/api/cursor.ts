@@ -24,13 +24,6 @@ export type CursorKey<Parts extends readonly CursorPart[]> = {
 /** Longest cursor accepted (characters). */
 export const MAX_CURSOR_LENGTH = 4096;
 
-/** The `cursor` query parameter of every list, as JSON schema. */
-export const cursorQuerySchema = {
-  type: 'string',
-  maxLength: MAX_CURSOR_LENGTH,
-  description: 'The `next` of the previous page.',
-} as const;
-
 const INT8_MAX = 9_223_372_036_854_775_807n;
 /** 9999-12-31T23:59:59.999999Z in microseconds since the epoch. */
 const MAX_MICROS = 253_402_300_799_999_999n;

@@ -1,10 +1,16 @@
 /**
  * The JSON API's input rules, written once for every route: no string anywhere in a request
  * (path parameters, query, body; values and object keys) may hold a NUL or a lone UTF-16
- * surrogate, which PostgreSQL text and jsonb cannot store; unknown fields are named in the
- * 400. Routes get both by being registered through {@link withInputRules}.
+ * surrogate, which PostgreSQL text and jsonb cannot store; requests are validated and
+ * responses serialized by the routes' zod schemas (src/api/schemas.ts); unknown fields are
+ * named in the 400. Routes get all of it by being registered through {@link withInputRules}.
  */
 import type { FastifyPluginAsync, FastifyRequest, FastifySchemaValidationError } from 'fastify';
+import {
+  serializerCompiler,
+  validatorCompiler,
+  type FastifyPluginAsyncZod,
+} from 'fastify-type-provider-zod';
 
 /** The part of a request a schema error is about (fastify's `RequestPart`). */
 type RequestPart = 'body' | 'headers' | 'params' | 'querystring';
@@ -62,29 +68,33 @@ async function refuseUnstorableText(request: FastifyRequest): Promise<void> {
 }
 
 /**
- * Fastify's schema error message (`querystring/limit must be <= 200`), except that an unknown
- * field is named: `body/config/foo is not a known field`.
+ * The 400 message of a request that fails its zod schema: each problem as `<part>/<path>
+ * <what is wrong>` (`querystring/limit too big: expected number to be <=200`), an unknown field
+ * as `body/config/foo is not a known field`; problems joined by `, `.
  */
 export function formatSchemaErrors(
   errors: FastifySchemaValidationError[],
   dataVar: RequestPart,
 ): Error {
-  const messages = errors.map((error) => {
-    const path = `${dataVar}${error.instancePath}`;
-    const unknown = (error.params as { additionalProperty?: unknown }).additionalProperty;
-    if (error.keyword === 'additionalProperties' && typeof unknown === 'string')
-      return `${path}/${unknown} is not a known field`;
-    return `${path} ${error.message ?? 'is invalid'}`;
+  const messages = errors.flatMap((error) => {
+    const path = `${dataVar}${error.instancePath === '/' ? '' : error.instancePath}`;
+    const unknown = (error.params as { keys?: unknown }).keys;
+    if (error.keyword === 'unrecognized_keys' && Array.isArray(unknown))
+      return unknown.map((key) => `${path}/${String(key)} is not a known field`);
+    const message = error.message ?? 'is invalid';
+    return [`${path} ${message.charAt(0).toLowerCase()}${message.slice(1)}`];
   });
   return new Error(messages.join(', '));
 }
 
 /** Registers a JSON API route plugin under the input rules above. */
 export function withInputRules<Options extends object>(
-  routes: FastifyPluginAsync<Options>,
+  routes: FastifyPluginAsyncZod<Options>,
 ): FastifyPluginAsync<Options> {
   return async (app, options) => {
     app.addHook('preValidation', refuseUnstorableText);
+    app.setValidatorCompiler(validatorCompiler);
+    app.setSerializerCompiler(serializerCompiler);
     app.setSchemaErrorFormatter(formatSchemaErrors);
     await app.register(routes, options);
   };

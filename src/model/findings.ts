@@ -1,4 +1,5 @@
 /** Findings: what the detectors report (DESIGN §6, §8). */
+import { z } from 'zod';
 
 export type DetectorId = 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
 
@@ -10,6 +11,8 @@ export const DETECTOR_IDS: readonly DetectorId[] = [
 ];
 
 export type Severity = 'info' | 'warning' | 'critical';
+
+export const SEVERITIES: readonly Severity[] = ['info', 'warning', 'critical'];
 
 export const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
@@ -41,10 +44,34 @@ export interface FindingDraft {
   details: Record<string, unknown>;
 }
 
+/**
+ * A time as JSON: an ISO 8601 string. Documented as `date-time`, not checked on the way out (a
+ * time the server wrote is one).
+ */
+export const isoTime = z.string().meta({ format: 'date-time' });
+
+/**
+ * A stored finding, as the API returns it and channels announce it (DESIGN §8): the one
+ * schema of the Finding JSON. `kind` and `model` are null when the detector has none.
+ */
+export const findingSchema = z.object({
+  id: z.string(),
+  detector: z.enum(DETECTOR_IDS),
+  severity: z.enum(SEVERITIES),
+  kind: z.string().nullable(),
+  workspace: z.string(),
+  conversationId: z.string(),
+  streamKey: z.string(),
+  runId: z.string(),
+  anchor: z.string().describe('Unique per detector within the workspace.'),
+  traceId: z.string(),
+  spanId: z.string(),
+  model: z.string().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+  summary: z.string().describe('One human-readable line, counts and names only.'),
+  details: z.record(z.string(), z.unknown()).describe('The numbers the detector reports.'),
+});
+
 /** A stored finding, as the API returns it (DESIGN §8). */
-export interface Finding extends FindingDraft {
-  id: string;
-  workspace: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type Finding = z.infer<typeof findingSchema>;

@@ -74,9 +74,18 @@ const RULE: Record<Kind, string> = {
   count: 'must be a positive integer',
 };
 
+/** The range of each kind (a count is also whole). */
+const RANGE: Record<Kind, { minimum: number; maximum?: number }> = {
+  ratio: { minimum: 0, maximum: 1 },
+  count: { minimum: 1 },
+};
+
 const BOUNDS: Record<Kind, z.ZodNumber> = {
-  ratio: z.number({ error: RULE.ratio }).min(0, RULE.ratio).max(1, RULE.ratio),
-  count: z.int({ error: RULE.count }).min(1, RULE.count),
+  ratio: z
+    .number({ error: RULE.ratio })
+    .min(RANGE.ratio.minimum, RULE.ratio)
+    .max(RANGE.ratio.maximum!, RULE.ratio),
+  count: z.int({ error: RULE.count }).min(RANGE.count.minimum, RULE.count),
 };
 
 const isRatio = (v: unknown): v is number => typeof v === 'number' && v >= 0 && v <= 1;
@@ -98,6 +107,21 @@ export const thresholdsSchema = z
       t.usageCritical >= t.usageThreshold,
     { path: ['usageCritical'], params: { rule: 'order' } },
   );
+
+/**
+ * Every threshold as a plain number with its meaning, its range documented but not checked:
+ * the shape the API returns and accepts back. The bounds are {@link checkThresholds}'s, so a
+ * request with several bad values hears about all of them at once, in its words.
+ */
+export const thresholdValuesSchema = z.object(
+  Object.fromEntries(
+    THRESHOLD_KEYS.map((key) => {
+      const { kind, doc } = TABLE[key];
+      const range = kind === 'count' ? { ...RANGE.count, multipleOf: 1 } : RANGE.ratio;
+      return [key, z.number().meta({ description: doc, ...range })];
+    }),
+  ) as Record<ThresholdKey, z.ZodNumber>,
+);
 
 /** How the caller names a threshold and shows the value it was given, in error messages. */
 export interface ThresholdNaming {

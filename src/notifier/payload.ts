@@ -12,32 +12,16 @@
 import type { Config } from '../config.ts';
 import type { Finding } from '../model/findings.ts';
 import type { Db } from '../store/db.ts';
+import { getFinding } from '../store/findings.ts';
 
 /** `finding.created` and `finding.escalated` for outbox events; `test` for test messages. */
 export type PayloadType = 'finding.created' | 'finding.escalated' | 'test';
-
-/** The finding as DESIGN §8 shows it (`kind`, `model` omitted when absent). */
-export interface FindingJson {
-  id: string;
-  detector: string;
-  severity: Finding['severity'];
-  kind?: string;
-  workspace: string;
-  conversationId: string;
-  traceId: string;
-  spanId: string;
-  model?: string;
-  createdAt: string;
-  updatedAt: string;
-  summary: string;
-  details: Record<string, unknown>;
-}
 
 export interface FindingPayload {
   type: PayloadType;
   /** When the event happened (ISO 8601): the finding's creation, or its last update. */
   timestamp: string;
-  data: FindingJson & {
+  data: Finding & {
     /** The finding in the console. */
     url: string;
     workspaceName: string;
@@ -60,13 +44,9 @@ export function findingUrl(
   return `${consoleBaseUrl(config)}/#/findings/${encodeURIComponent(findingId)}`;
 }
 
-function iso(value: Date | string): string {
-  return (value instanceof Date ? value : new Date(value)).toISOString();
-}
-
 /** Builds the payload for a finding. */
 export function buildPayload(
-  finding: FindingJson,
+  finding: Finding,
   type: PayloadType,
   workspaceName: string,
   config: Pick<Config, 'publicUrl' | 'host' | 'port'>,
@@ -79,37 +59,17 @@ export function buildPayload(
 }
 
 /**
- * Loads a finding of a workspace as §8 JSON, with the workspace's name (the workspace id:
- * workspaces have no separate display name yet). Undefined when it does not exist.
+ * Loads a finding of a workspace as §8 JSON (the store's query and row mapper, the same the
+ * API answers with), with the workspace's name (the workspace id: workspaces have no separate
+ * display name yet). Undefined when it does not exist.
  */
 export async function loadFinding(
   db: Db,
   workspaceId: string,
   findingId: string,
-): Promise<{ finding: FindingJson; workspaceName: string } | undefined> {
-  const row = await db
-    .selectFrom('findings')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', findingId)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const finding: FindingJson = {
-    id: String(row.id),
-    detector: row.detector,
-    severity: row.severity,
-    ...(row.kind !== null ? { kind: row.kind } : {}),
-    workspace: row.workspace_id,
-    conversationId: row.conversation_id,
-    traceId: row.trace_id,
-    spanId: row.span_id,
-    ...(row.model !== null ? { model: row.model } : {}),
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
-    summary: row.summary,
-    details: (row.details ?? {}) as Record<string, unknown>,
-  };
-  return { finding, workspaceName: row.workspace_id };
+): Promise<{ finding: Finding; workspaceName: string } | undefined> {
+  const finding = await getFinding(db, workspaceId, findingId);
+  return finding && { finding, workspaceName: finding.workspace };
 }
 
 /** A made-up finding for `POST /api/channels/:id/test`: plausible numbers, clearly a test. */
@@ -119,12 +79,16 @@ export function testPayload(
   now: Date,
 ): FindingPayload {
   const at = now.toISOString();
-  const finding: FindingJson = {
+  const finding: Finding = {
     id: 'test',
     detector: 'context_too_full',
     severity: 'warning',
+    kind: null,
     workspace: workspaceId,
     conversationId: 'test-conversation',
+    streamKey: 'test-conversation',
+    runId: 'test-run',
+    anchor: 'test',
     traceId: '00000000000000000000000000000000',
     spanId: '0000000000000000',
     model: 'claude-sonnet-4-5',

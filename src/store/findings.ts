@@ -24,7 +24,10 @@ export interface UpsertResult {
   severity: Severity;
 }
 
-/** Maps a `findings` row to the model. */
+/**
+ * Maps a `findings` row to the model Finding, which is the Finding JSON of DESIGN §8: the one
+ * mapper behind the API's answers and every channel's payload (src/notifier/payload.ts).
+ */
 export function toFinding(row: Selectable<FindingsTable>): Finding {
   return {
     id: String(row.id),

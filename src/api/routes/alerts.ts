@@ -4,9 +4,14 @@
  * current settings (every field optional, thresholds one by one), validates the result as a
  * whole and answers 400 listing every problem; nothing is changed then.
  */
-import type { FastifyPluginAsync } from 'fastify';
-import type { Severity } from '../../model/findings.ts';
-import { THRESHOLD_KEYS, checkThresholds, type Thresholds } from '../../model/thresholds.ts';
+import { z } from 'zod';
+import { SEVERITIES } from '../../model/findings.ts';
+import {
+  THRESHOLD_KEYS,
+  checkThresholds,
+  thresholdValuesSchema,
+  type Thresholds,
+} from '../../model/thresholds.ts';
 import {
   getAlertChannels,
   setAlertChannels,
@@ -17,23 +22,64 @@ import {
   lockAlertSettings,
   putAlertSettings,
   type AlertSettings,
-  type WindowOverride,
 } from '../../store/alerts.ts';
 import type { Db } from '../../store/db.ts';
+import { isoTime } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
+import { withInputRules } from '../validation.ts';
+
+/** The Context rot alert as GET returns it (and PUT answers). */
+const settingsSchema = z.object({
+  enabled: z.boolean(),
+  thresholds: thresholdValuesSchema,
+  windowOverrides: z.array(
+    z.object({
+      model: z.string().describe('A model-id glob, e.g. `claude-*`'),
+      window: z.number().describe('Tokens'),
+    }),
+  ),
+  channels: z.array(z.object({ id: z.string(), minSeverity: z.enum(SEVERITIES) })),
+  updatedAt: isoTime.nullable().describe('Null until first changed.'),
+});
+
+const errorSchema = z.object({
+  error: z.string(),
+  message: z.string(),
+  errors: z.array(z.string()).optional().describe('Every problem, when there are several.'),
+});
+
+/**
+ * The body of PUT /api/alerts/context-rot: what GET returned, or any part of it. Unknown
+ * top-level and threshold fields are let through to mergeAlertSettings, which reports them
+ * with every other problem at once (`unknown field colour`); threshold bounds are its too.
+ */
+const putBodySchema = z.looseObject({
+  enabled: z.boolean().optional(),
+  thresholds: thresholdValuesSchema.partial().loose().optional(),
+  windowOverrides: z
+    .array(z.strictObject({ model: z.string().max(200), window: z.number() }))
+    .max(100)
+    .optional(),
+  channels: z
+    .array(
+      z.strictObject({
+        id: z
+          .union([z.string().min(1).max(32), z.int().nonnegative()])
+          .transform(String)
+          .describe('A channel id (a number is read as its decimal text).'),
+        minSeverity: z.enum(SEVERITIES),
+      }),
+    )
+    .max(100)
+    .optional(),
+  updatedAt: z.string().nullable().optional().describe('Read-only: ignored.'),
+});
 
 /** The body of PUT /api/alerts/context-rot. */
-export interface AlertSettingsInput {
-  enabled?: boolean;
-  thresholds?: Partial<Record<keyof Thresholds, number>>;
-  windowOverrides?: WindowOverride[];
-  /** Channel ids as strings (numbers are coerced by the schema). */
-  channels?: { id: string; minSeverity: Severity }[];
-}
+export type AlertSettingsInput = z.infer<typeof putBodySchema>;
 
-const TOP_LEVEL_KEYS = ['enabled', 'thresholds', 'windowOverrides', 'channels'];
-/** Fields GET returns that a PUT may send back and that are ignored. */
-const READ_ONLY_KEYS = ['updatedAt'];
+/** The fields a PUT may send, the read-only `updatedAt` GET returns included (it is ignored). */
+const KNOWN_KEYS = Object.keys(putBodySchema.shape);
 /** Largest window override accepted (tokens). */
 const MAX_WINDOW = 100_000_000;
 
@@ -53,8 +99,7 @@ export function mergeAlertSettings(
 ): MergeResult {
   const errors: string[] = [];
   for (const key of Object.keys(input)) {
-    if (!TOP_LEVEL_KEYS.includes(key) && !READ_ONLY_KEYS.includes(key))
-      errors.push(`unknown field ${key}`);
+    if (!KNOWN_KEYS.includes(key)) errors.push(`unknown field ${key}`);
   }
   const given = input.thresholds ?? {};
   for (const key of Object.keys(given)) {
@@ -99,86 +144,6 @@ export function mergeAlertSettings(
   };
 }
 
-const thresholdsSchema = {
-  type: 'object',
-  properties: Object.fromEntries(THRESHOLD_KEYS.map((key) => [key, { type: 'number' }])),
-} as const;
-
-const settingsSchema = {
-  type: 'object',
-  required: ['enabled', 'thresholds', 'windowOverrides', 'channels'],
-  properties: {
-    enabled: { type: 'boolean' },
-    thresholds: {
-      type: 'object',
-      required: THRESHOLD_KEYS,
-      properties: thresholdsSchema.properties,
-    },
-    windowOverrides: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['model', 'window'],
-        properties: { model: { type: 'string' }, window: { type: 'integer' } },
-      },
-    },
-    channels: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'minSeverity'],
-        properties: { id: { type: 'string' }, minSeverity: { type: 'string' } },
-      },
-    },
-    updatedAt: { type: ['string', 'null'] },
-  },
-} as const;
-
-const errorSchema = {
-  type: 'object',
-  properties: {
-    error: { type: 'string' },
-    message: { type: 'string' },
-    errors: { type: 'array', items: { type: 'string' } },
-  },
-} as const;
-
-/**
- * What GET returns is a valid PUT. Unknown top-level and threshold fields are reported by
- * mergeAlertSettings, all at once (so no `additionalProperties: false` at those levels).
- */
-const putBodySchema = {
-  type: 'object',
-  properties: {
-    enabled: { type: 'boolean' },
-    thresholds: thresholdsSchema,
-    windowOverrides: {
-      type: 'array',
-      maxItems: 100,
-      items: {
-        type: 'object',
-        required: ['model', 'window'],
-        properties: { model: { type: 'string', maxLength: 200 }, window: { type: 'number' } },
-        additionalProperties: false,
-      },
-    },
-    channels: {
-      type: 'array',
-      maxItems: 100,
-      items: {
-        type: 'object',
-        required: ['id', 'minSeverity'],
-        additionalProperties: false,
-        properties: {
-          id: { type: 'string', minLength: 1, maxLength: 32 },
-          minSeverity: { type: 'string', enum: ['info', 'warning', 'critical'] },
-        },
-      },
-    },
-    updatedAt: { type: ['string', 'null'], description: 'Read-only: ignored.' },
-  },
-} as const;
-
 async function readSettings(db: Db, workspaceId: string) {
   const [settings, channels] = await Promise.all([
     getAlertSettings(db, workspaceId),
@@ -195,7 +160,7 @@ class InvalidSettings extends Error {
 }
 
 /** The alert settings routes: GET needs `read`, PUT `admin`. */
-export const alertsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
+export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
 
   app.get(
@@ -204,7 +169,7 @@ export const alertsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
     async (request) => readSettings(db, request.workspaceId),
   );
 
-  app.put<{ Body: AlertSettingsInput }>(
+  app.put(
     '/api/alerts/context-rot',
     {
       config: { scope: 'admin' },
@@ -215,10 +180,10 @@ export const alertsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
       try {
         await db.transaction().execute(async (trx) => {
           const current = await lockAlertSettings(trx, workspaceId);
-          const merged = mergeAlertSettings(current, request.body ?? {});
+          const merged = mergeAlertSettings(current, request.body);
           if (!merged.ok) throw new InvalidSettings(merged.errors);
           await putAlertSettings(trx, workspaceId, merged.settings);
-          if (request.body?.channels) {
+          if (request.body.channels) {
             const channels: AlertChannel[] = request.body.channels.map((c) => ({
               id: c.id,
               minSeverity: c.minSeverity,
@@ -236,4 +201,4 @@ export const alertsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
       return readSettings(db, workspaceId);
     },
   );
-};
+});

@@ -5,14 +5,13 @@
  * signing secret is returned once, by the POST that creates the channel; nothing else ever
  * returns them. A channel of another workspace is a 404.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 import {
   CHANNEL_TYPES,
   fromStored,
   parseNewChannelConfig,
   patchChannelConfig,
   toStored,
-  type ChannelType,
 } from '../../notifier/config.ts';
 import { sendTest } from '../../notifier/notifier.ts';
 import { checkDestinations } from '../../notifier/destination.ts';
@@ -24,72 +23,71 @@ import {
   listChannels,
   updateChannel,
 } from '../../store/channels.ts';
-import { cursorQuerySchema, readCursor, toPage } from '../cursor.ts';
+import { readCursor, toPage } from '../cursor.ts';
+import { bigintId, cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
+import { withInputRules } from '../validation.ts';
 
 /** A channel as the API returns it (public configuration only). */
-export const channelSchema = {
-  type: 'object',
-  required: ['id', 'type', 'name', 'config', 'createdAt', 'updatedAt'],
-  properties: {
-    id: { type: 'string' },
-    type: { type: 'string', enum: [...CHANNEL_TYPES] },
-    name: { type: 'string' },
-    config: {
-      type: 'object',
-      description:
-        'Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }.',
-      additionalProperties: true,
-    },
-    createdAt: { type: 'string', format: 'date-time' },
-    updatedAt: { type: 'string', format: 'date-time' },
-  },
-} as const;
+export const channelSchema = z.object({
+  id: z.string(),
+  type: z.enum(CHANNEL_TYPES),
+  name: z.string(),
+  config: z
+    .record(z.string(), z.unknown())
+    .describe(
+      'Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }.',
+    ),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
 
-const errorSchema = {
-  type: 'object',
-  properties: { error: { type: 'string' }, message: { type: 'string' } },
-} as const;
+const idParams = z.strictObject({ id: bigintId });
 
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' } },
-} as const;
+const channelName = z.string().min(1).max(200);
 
-const configInputSchema = {
-  type: 'object',
-  description:
-    'webhook: { url, secret? (whsec_...), headers? }; slack: { webhookUrl }; email: { host, port, secure, user?, password?, from, to: [] }. Validated per type.',
-} as const;
+const createBody = z.strictObject({
+  type: z.enum(CHANNEL_TYPES),
+  name: channelName,
+  config: z
+    .record(z.string(), z.unknown())
+    .describe(
+      'webhook: { url, secret? (whsec_...), headers? }; slack: { webhookUrl }; email: { host, port, secure, user?, password?, from, to: [] }. Validated per type.',
+    ),
+});
 
-interface CreateBody {
-  type: ChannelType;
-  name: string;
-  config: Record<string, unknown>;
-}
+/**
+ * A PATCH: the fields to change, or a channel as GET returned it. Its read-only fields are
+ * ignored, except `type`, which must be the channel's own.
+ */
+const patchBody = z
+  .strictObject({
+    name: channelName.optional(),
+    config: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'Keys to change (same as POST); null removes an optional key; absent keys, secrets included, are kept; the public keys GET returns (headerNames, webhookHost) are ignored.',
+      ),
+    id: z.string().optional().describe('Read-only: ignored.'),
+    type: z.enum(CHANNEL_TYPES).optional().describe("Read-only: must be the channel's type."),
+    createdAt: z.string().optional().describe('Read-only: ignored.'),
+    updatedAt: z.string().optional().describe('Read-only: ignored.'),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'must name at least one field');
 
-interface PatchBody {
-  name?: string;
-  config?: Record<string, unknown>;
-  /** Read-only: may be sent back, must be the channel's type. */
-  type?: ChannelType;
-}
-
-/** Read-only fields of a channel: a PATCH may send back what GET returned; they are ignored. */
-const readOnlyFields = {
-  id: { type: 'string', description: 'Read-only: ignored.' },
-  type: {
-    type: 'string',
-    enum: [...CHANNEL_TYPES],
-    description: "Read-only: must be the channel's type.",
-  },
-  createdAt: { type: 'string', description: 'Read-only: ignored.' },
-  updatedAt: { type: 'string', description: 'Read-only: ignored.' },
-} as const;
+const testResult = z.object({
+  ok: z.boolean(),
+  status: z.enum(['ok', 'retry', 'permanent']),
+  code: z.int().optional().describe('HTTP status or SMTP reply code'),
+  error: z.string().optional(),
+  retryAfterMs: z.int().optional(),
+  messageId: z.string(),
+  durationMs: z.int(),
+});
 
 /** The channels routes: reads need the `read` scope, writes and tests `admin`. */
-export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
+export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
   const notFound = (id: string) => ({ error: 'not_found', message: `no channel "${id}"` });
   // A destination every send would refuse (private, loopback, metadata) is refused up front.
@@ -99,29 +97,13 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
       ...(deps.resolveHost ? { resolve: deps.resolveHost } : {}),
     });
 
-  app.get<{ Querystring: { cursor?: string; limit?: number } }>(
+  app.get(
     '/api/channels',
     {
       config: { scope: 'read' },
       schema: {
-        querystring: {
-          type: 'object',
-          properties: {
-            cursor: cursorQuerySchema,
-            limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-          },
-          additionalProperties: false,
-        },
-        response: {
-          200: {
-            type: 'object',
-            required: ['items', 'next'],
-            properties: {
-              items: { type: 'array', items: channelSchema },
-              next: { type: ['string', 'null'] },
-            },
-          },
-        },
+        querystring: z.strictObject({ cursor: cursorQuery, limit: limitQuery(200) }),
+        response: { 200: pageOf(channelSchema), 400: errorSchema },
       },
     },
     async (request) =>
@@ -133,7 +115,7 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
       ),
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/api/channels/:id',
     {
       config: { scope: 'read' },
@@ -145,33 +127,21 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
     },
   );
 
-  app.post<{ Body: CreateBody }>(
+  app.post(
     '/api/channels',
     {
       config: { scope: 'admin' },
       schema: {
-        body: {
-          type: 'object',
-          required: ['type', 'name', 'config'],
-          properties: {
-            type: { type: 'string', enum: [...CHANNEL_TYPES] },
-            name: { type: 'string', minLength: 1, maxLength: 200 },
-            config: configInputSchema,
-          },
-          additionalProperties: false,
-        },
+        body: createBody,
         response: {
-          201: {
-            ...channelSchema,
-            properties: {
-              ...channelSchema.properties,
-              secret: {
-                type: 'string',
-                description:
-                  'Webhooks only: the whsec_ signing secret. Shown once, never returned again.',
-              },
-            },
-          },
+          201: channelSchema.extend({
+            secret: z
+              .string()
+              .optional()
+              .describe(
+                'Webhooks only: the whsec_ signing secret. Shown once, never returned again.',
+              ),
+          }),
           400: errorSchema,
         },
       },
@@ -197,26 +167,13 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
     },
   );
 
-  app.patch<{ Params: { id: string }; Body: PatchBody }>(
+  app.patch(
     '/api/channels/:id',
     {
       config: { scope: 'admin' },
       schema: {
         params: idParams,
-        body: {
-          type: 'object',
-          minProperties: 1,
-          properties: {
-            name: { type: 'string', minLength: 1, maxLength: 200 },
-            config: {
-              type: 'object',
-              description:
-                'Keys to change (same as POST); null removes an optional key; absent keys, secrets included, are kept; the public keys GET returns (headerNames, webhookHost) are ignored.',
-            },
-            ...readOnlyFields,
-          },
-          additionalProperties: false,
-        },
+        body: patchBody,
         response: { 200: channelSchema, 400: errorSchema, 404: errorSchema },
       },
     },
@@ -254,11 +211,14 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete(
     '/api/channels/:id',
     {
       config: { scope: 'admin' },
-      schema: { params: idParams, response: { 404: errorSchema } },
+      schema: {
+        params: idParams,
+        response: { 204: z.void().describe('Deleted.'), 404: errorSchema },
+      },
     },
     async (request, reply) => {
       const deleted = await deleteChannel(db, request.workspaceId, request.params.id);
@@ -267,29 +227,13 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
     },
   );
 
-  app.post<{ Params: { id: string } }>(
+  app.post(
     '/api/channels/:id/test',
     {
       config: { scope: 'admin' },
       schema: {
         params: idParams,
-        response: {
-          200: {
-            type: 'object',
-            required: ['ok', 'status', 'messageId', 'durationMs'],
-            properties: {
-              ok: { type: 'boolean' },
-              status: { type: 'string', enum: ['ok', 'retry', 'permanent'] },
-              code: { type: 'integer', description: 'HTTP status or SMTP reply code' },
-              error: { type: 'string' },
-              retryAfterMs: { type: 'integer' },
-              messageId: { type: 'string' },
-              durationMs: { type: 'integer' },
-            },
-          },
-          400: errorSchema,
-          404: errorSchema,
-        },
+        response: { 200: testResult, 400: errorSchema, 404: errorSchema },
       },
     },
     async (request, reply) => {
@@ -313,4 +257,4 @@ export const channelsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => 
       };
     },
   );
-};
+});

@@ -1,45 +1,79 @@
 /** GET /api/conversations, /api/conversations/:id, /api/runs/:runId and /api/coverage. */
-import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { DETECTOR_IDS } from '../../model/findings.ts';
 import { getConversation, getCoverage, getRun, listConversations } from '../../store/browse.ts';
-import { cursorQuerySchema, readCursor, toPage } from '../cursor.ts';
+import { readCursor, toPage } from '../cursor.ts';
+import { cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
+import { withInputRules } from '../validation.ts';
 
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', minLength: 1, maxLength: 512 } },
-} as const;
+const idParams = z.strictObject({ id: z.string().min(1).max(512) });
 
-export const conversationsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
+const conversationSummary = z.object({
+  id: z.string(),
+  calls: z.number(),
+  firstCallAt: isoTime.nullable(),
+  lastCallAt: isoTime.nullable(),
+  maxContextTokens: z.number().nullable(),
+  models: z.array(z.string()),
+  streams: z.number(),
+  findings: z.number(),
+});
+
+/** A conversation or a run: its LLM calls and compactions in start order (model shapes). */
+const callsAndCompactions = z.object({
+  id: z.string(),
+  calls: z.array(z.unknown()).describe('LLM calls (src/model/calls.ts LlmCall), by start time.'),
+  compactions: z
+    .array(z.unknown())
+    .describe('Compactions (src/model/calls.ts Compaction), by time.'),
+});
+
+const detectorCoverage = z.object({
+  covered: z.number().describe('Calls that carry what the detector needs.'),
+  share: z.number().describe('covered / calls (0 when there are no calls).'),
+  needs: z.string(),
+});
+
+const coverageSchema = z.object({
+  calls: z.number(),
+  conversations: z.number(),
+  compactions: z.number(),
+  detectors: z.object(
+    Object.fromEntries(DETECTOR_IDS.map((id) => [id, detectorCoverage])) as Record<
+      (typeof DETECTOR_IDS)[number],
+      typeof detectorCoverage
+    >,
+  ),
+});
+
+export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
 
-  app.get<{ Querystring: { limit?: number; cursor?: string } }>(
+  app.get(
     '/api/conversations',
     {
       config: { scope: 'read' },
       schema: {
-        querystring: {
-          type: 'object',
-          properties: {
-            limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-            cursor: cursorQuerySchema,
-          },
-          additionalProperties: false,
-        },
+        querystring: z.strictObject({ limit: limitQuery(500), cursor: cursorQuery }),
+        response: { 200: pageOf(conversationSummary), 400: errorSchema },
       },
     },
     async (request) =>
       toPage(
         await listConversations(db, request.workspaceId, {
-          limit: request.query.limit ?? 50,
+          limit: request.query.limit,
           after: readCursor(request.query.cursor, ['bigint', 'text']),
         }),
       ),
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/api/conversations/:id',
-    { config: { scope: 'read' }, schema: { params: idParams } },
+    {
+      config: { scope: 'read' },
+      schema: { params: idParams, response: { 200: callsAndCompactions, 404: errorSchema } },
+    },
     async (request, reply) => {
       const found = await getConversation(db, request.workspaceId, request.params.id);
       if (!found)
@@ -50,9 +84,12 @@ export const conversationsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/api/runs/:id',
-    { config: { scope: 'read' }, schema: { params: idParams } },
+    {
+      config: { scope: 'read' },
+      schema: { params: idParams, response: { 200: callsAndCompactions, 404: errorSchema } },
+    },
     async (request, reply) => {
       const found = await getRun(db, request.workspaceId, request.params.id);
       if (!found)
@@ -63,7 +100,9 @@ export const conversationsRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps
     },
   );
 
-  app.get('/api/coverage', { config: { scope: 'read' } }, async (request) =>
-    getCoverage(db, request.workspaceId),
+  app.get(
+    '/api/coverage',
+    { config: { scope: 'read' }, schema: { response: { 200: coverageSchema } } },
+    async (request) => getCoverage(db, request.workspaceId),
   );
-};
+});

@@ -3,96 +3,56 @@
  * first, each with its attempt log (status code or error, duration, outcome), so a user can
  * see why a message did not arrive. Cursor pagination (`{ items, next }`, `?cursor=`).
  */
-import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 import { listDeliveries } from '../../store/deliveries.ts';
-import { cursorQuerySchema, readCursor, toPage } from '../cursor.ts';
+import { readCursor, toPage } from '../cursor.ts';
+import { bigintId, cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
+import { withInputRules } from '../validation.ts';
 
-const attemptSchema = {
-  type: 'object',
-  required: ['at', 'statusCode', 'error', 'durationMs', 'outcome'],
-  properties: {
-    at: { type: 'string', format: 'date-time' },
-    statusCode: { type: ['integer', 'null'], description: 'HTTP status or SMTP reply code' },
-    error: { type: ['string', 'null'] },
-    durationMs: { type: 'integer' },
-    outcome: { type: 'string', enum: ['delivered', 'retry', 'failed', 'dead'] },
-  },
-} as const;
+/** Values a string field takes, documented (the store types these fields as plain strings). */
+const oneOf = (values: string[]) => z.string().meta({ enum: values });
+
+const attemptSchema = z.object({
+  at: isoTime,
+  statusCode: z.int().nullable().describe('HTTP status or SMTP reply code'),
+  error: z.string().nullable(),
+  durationMs: z.int(),
+  outcome: oneOf(['delivered', 'retry', 'failed', 'dead']),
+});
 
 /** A delivery as the API returns it. */
-export const deliverySchema = {
-  type: 'object',
-  required: [
-    'id',
-    'findingId',
-    'channelId',
-    'event',
-    'status',
-    'attemptCount',
-    'nextAttemptAt',
-    'lastError',
-    'createdAt',
-    'updatedAt',
-    'deliveredAt',
-    'attempts',
-  ],
-  properties: {
-    id: { type: 'string', description: 'Also the webhook-id header of webhook messages' },
-    findingId: { type: 'string' },
-    channelId: { type: 'string' },
-    event: { type: 'string', enum: ['created', 'escalated'] },
-    status: { type: 'string', enum: ['pending', 'delivered', 'failed', 'dead'] },
-    attemptCount: { type: 'integer' },
-    nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
-    lastError: { type: ['string', 'null'] },
-    createdAt: { type: 'string', format: 'date-time' },
-    updatedAt: { type: 'string', format: 'date-time' },
-    deliveredAt: { type: ['string', 'null'], format: 'date-time' },
-    attempts: { type: 'array', items: attemptSchema },
-  },
-} as const;
-
-interface ListQuery {
-  findingId?: string;
-  channelId?: string;
-  cursor?: string;
-  limit?: number;
-}
+export const deliverySchema = z.object({
+  id: z.string().describe('Also the webhook-id header of webhook messages'),
+  findingId: z.string(),
+  channelId: z.string(),
+  event: oneOf(['created', 'escalated']),
+  status: z.enum(['pending', 'delivered', 'failed', 'dead']),
+  attemptCount: z.int(),
+  nextAttemptAt: isoTime.nullable(),
+  lastError: z.string().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+  deliveredAt: isoTime.nullable(),
+  attempts: z.array(attemptSchema),
+});
 
 /** The deliveries route; `read` scope. */
-export const deliveriesRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
+export const deliveriesRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
 
-  app.get<{ Querystring: ListQuery }>(
+  app.get(
     '/api/deliveries',
     {
       config: { scope: 'read' },
       schema: {
-        querystring: {
-          type: 'object',
-          properties: {
-            findingId: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' },
-            channelId: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' },
-            cursor: cursorQuerySchema,
-            limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-          },
-          additionalProperties: false,
-        },
-        response: {
-          200: {
-            type: 'object',
-            required: ['items', 'next'],
-            properties: {
-              items: { type: 'array', items: deliverySchema },
-              next: { type: ['string', 'null'] },
-            },
-          },
-          400: {
-            type: 'object',
-            properties: { error: { type: 'string' }, message: { type: 'string' } },
-          },
-        },
+        querystring: z.strictObject({
+          findingId: bigintId.optional(),
+          channelId: bigintId.optional(),
+          cursor: cursorQuery,
+          limit: limitQuery(200),
+        }),
+        response: { 200: pageOf(deliverySchema), 400: errorSchema },
       },
     },
     async (request) => {
@@ -101,4 +61,4 @@ export const deliveriesRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) =
       return toPage(await listDeliveries(db, request.workspaceId, { ...filter, after }));
     },
   );
-};
+});

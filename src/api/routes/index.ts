@@ -1,10 +1,9 @@
 /**
- * Every JSON API route plugin, registered by buildApp with the ApiDeps, each under the API's
- * input rules (src/api/validation.ts).
+ * Every JSON API route plugin, registered by buildApp with the ApiDeps. Each is declared
+ * through withInputRules (src/api/validation.ts): zod schemas, the API's input rules.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiDeps } from '../types.ts';
-import { withInputRules } from '../validation.ts';
 import { alertsRoutes } from './alerts.ts';
 import { channelsRoutes } from './channels.ts';
 import { conversationsRoutes } from './conversations.ts';
@@ -19,4 +18,4 @@ export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   channelsRoutes,
   deliveriesRoutes,
   tokensRoutes,
-].map(withInputRules);
+];

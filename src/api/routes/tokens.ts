@@ -5,59 +5,40 @@
  * yet: the first-run bootstrap) for any workspace. The token is returned once; only its hash
  * is stored.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { SCOPES } from '../../model/tokens.ts';
 import { createToken, WORKSPACE_ID_PATTERN } from '../../store/workspaces.ts';
-import type { Scope } from '../../model/tokens.ts';
+import { errorSchema } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
+import { withInputRules } from '../validation.ts';
 
-const SCOPES: readonly Scope[] = ['ingest', 'read', 'admin'];
+const createBody = z.strictObject({
+  workspace: z
+    .string()
+    .regex(new RegExp(WORKSPACE_ID_PATTERN))
+    .optional()
+    .describe("Default: the caller's workspace"),
+  scope: z.enum(SCOPES),
+});
 
-const errorSchema = {
-  type: 'object',
-  properties: { error: { type: 'string' }, message: { type: 'string' } },
-} as const;
-
-interface CreateBody {
-  workspace?: string;
-  scope: Scope;
-}
+const createdToken = z.object({
+  id: z.string(),
+  token: z.string().describe('Shown once, never returned again'),
+  workspace: z.string(),
+  scope: z.enum(SCOPES),
+});
 
 /** The token routes; `admin` scope. */
-export const tokensRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
+export const tokensRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
 
-  app.post<{ Body: CreateBody }>(
+  app.post(
     '/api/tokens',
     {
       config: { scope: 'admin' },
       schema: {
-        body: {
-          type: 'object',
-          required: ['scope'],
-          properties: {
-            workspace: {
-              type: 'string',
-              pattern: WORKSPACE_ID_PATTERN,
-              description: "Default: the caller's workspace",
-            },
-            scope: { type: 'string', enum: [...SCOPES] },
-          },
-          additionalProperties: false,
-        },
-        response: {
-          201: {
-            type: 'object',
-            required: ['id', 'token', 'workspace', 'scope'],
-            properties: {
-              id: { type: 'string' },
-              token: { type: 'string', description: 'Shown once, never returned again' },
-              workspace: { type: 'string' },
-              scope: { type: 'string', enum: [...SCOPES] },
-            },
-          },
-          400: errorSchema,
-          403: errorSchema,
-        },
+        body: createBody,
+        response: { 201: createdToken, 400: errorSchema, 403: errorSchema },
       },
     },
     async (request, reply) => {
@@ -74,4 +55,4 @@ export const tokensRoutes: FastifyPluginAsync<ApiDeps> = async (app, deps) => {
       return reply.code(201).send({ id, token, workspace, scope: request.body.scope });
     },
   );
-};
+});

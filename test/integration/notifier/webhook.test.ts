@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../../src/api/app.ts';
 import { generateWebhookSecret } from '../../../src/notifier/config.ts';
 import { startNotifier } from '../../../src/notifier/notifier.ts';
 import { enqueueDeliveries } from '../../../src/store/deliveries.ts';
@@ -83,7 +84,17 @@ describe('webhook channel', () => {
         },
       });
       const data = (verified as { data: Record<string, unknown> }).data;
-      expect(Object.keys(data)).not.toContain('kind');
+      // The finding is the API's Finding JSON (one mapper), kind null included.
+      expect(data.kind).toBeNull();
+      const api = await buildApp({ store, config: testConfig() });
+      try {
+        const answer = await api.app.inject({ method: 'GET', url: `/api/findings/${findingId}` });
+        expect(answer.statusCode).toBe(200);
+        const { url: _url, workspaceName: _name, ...finding } = data;
+        expect(finding).toEqual(answer.json());
+      } finally {
+        await api.app.close();
+      }
       expect(typeof data.createdAt).toBe('string');
 
       // A tampered body fails verification.
