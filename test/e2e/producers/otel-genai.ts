@@ -3,20 +3,19 @@
  * `openai` 6 client, exported over OTLP/HTTP protobuf to a running rotscope; the provider is
  * the fake LLM. What the instrumentation sends is in test/e2e/producers/README.md.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   callsOf,
   logCount,
   spansOf,
-  startHarness,
   usageOf,
   type CallRow,
   type Harness,
+  type ProducerRun,
 } from '../../helpers/producers/e2e.ts';
 import {
   RESPONSES_CONVERSATION,
   RESPONSES_REPLIES,
-  runOtelGenai,
   type OtelGenaiRun,
 } from '../../helpers/producers/otel-genai.ts';
 import {
@@ -32,15 +31,6 @@ import {
 
 let h: Harness;
 let run: OtelGenaiRun;
-
-beforeAll(async () => {
-  h = await startHarness();
-  run = await runOtelGenai(h.opts);
-}, 120_000);
-
-afterAll(async () => {
-  await h?.close();
-});
 
 /** This instrumentation sends prompt_tokens (inclusive of cache) and no cache attribute. */
 function noCacheUsage(u: {
@@ -82,108 +72,121 @@ const expectedCommon = {
   side_call: null,
 };
 
-describe('OTel GenAI semconv (@opentelemetry/instrumentation-openai 0.21 + openai 6)', () => {
-  it('the real client hit the fake provider as scripted (plain and streamed, usage chunk asked)', () => {
-    expect(h.llm.pending()).toBe(0);
-    expect(h.llm.requests.map((r) => [r.endpoint, r.stream])).toEqual([
-      ['chat', false],
-      ['chat', true],
-      ['chat', true],
-      ['chat', false],
-      ['chat', true],
-      ['responses', false],
-      ['responses', true],
-    ]);
-    const streamed = h.llm.requests.filter((r) => r.endpoint === 'chat' && r.stream);
-    for (const r of streamed) {
-      expect((r.body as { stream_options?: unknown }).stream_options).toEqual({
-        include_usage: true,
-      });
-    }
+/** The checks of this producer's row in test/e2e/producers.test.ts. */
+export function otelGenaiRows(ctx: ProducerRun<OtelGenaiRun>): void {
+  beforeAll(() => {
+    h = ctx.h;
+    run = ctx.result;
   });
 
-  it('keeps the 7 LLM spans (application spans without GenAI interest are dropped) and the content logs', async () => {
-    const spans = await spansOf(h);
-    expect(spans.map((s) => [s.name, s.role])).toEqual(Array(7).fill(['chat gpt-4o', 'llm_call']));
-    expect(spans.map((s) => s.scope_name)).toEqual(
-      Array(7).fill('@opentelemetry/instrumentation-openai'),
-    );
-    expect(await logCount(h)).toBeGreaterThan(0);
-  });
+  describe('OTel GenAI semconv (@opentelemetry/instrumentation-openai 0.21 + openai 6)', () => {
+    it('the real client hit the fake provider as scripted (plain and streamed, usage chunk asked)', () => {
+      expect(h.llm.pending()).toBe(0);
+      expect(h.llm.requests.map((r) => [r.endpoint, r.stream])).toEqual([
+        ['chat', false],
+        ['chat', true],
+        ['chat', true],
+        ['chat', false],
+        ['chat', true],
+        ['responses', false],
+        ['responses', true],
+      ]);
+      const streamed = h.llm.requests.filter((r) => r.endpoint === 'chat' && r.stream);
+      for (const r of streamed) {
+        expect((r.body as { stream_options?: unknown }).stream_options).toEqual({
+          include_usage: true,
+        });
+      }
+    });
 
-  it('"tools": one conversation keyed by its trace (flagged synthetic), usage and finish of each call', async () => {
-    const calls = await callsOf(h, run.toolsTraceId);
-    expect(calls).toHaveLength(3);
-    for (const c of calls) {
-      expect(common(c)).toEqual(expectedCommon);
-      expect(c.conversation_synthetic).toBe(true);
-      expect(c.stream_key).toBe(`${run.toolsTraceId}|main`);
-      expect(c.run_id).toBe(run.toolsTraceId);
-    }
-    expect(calls.map(usageOf)).toEqual(OPENAI_TOOLS_USAGE.map(noCacheUsage));
-    expect(calls.map((c) => [c.finish_reason_raw, c.finish_class, c.output_tool_call])).toEqual([
-      ['tool_calls', 'tool_call', true],
-      ['tool_calls', 'tool_call', true],
-      ['stop', 'stop', false],
-    ]);
-  });
+    it('keeps the 7 LLM spans (application spans without GenAI interest are dropped) and the content logs', async () => {
+      const spans = await spansOf(h);
+      expect(spans.map((s) => [s.name, s.role])).toEqual(
+        Array(7).fill(['chat gpt-4o', 'llm_call']),
+      );
+      expect(spans.map((s) => s.scope_name)).toEqual(
+        Array(7).fill('@opentelemetry/instrumentation-openai'),
+      );
+      expect(await logCount(h)).toBeGreaterThan(0);
+    });
 
-  // This instrumentation sends message content only as log records (gen_ai.system.message /
-  // gen_ai.tool.message / gen_ai.choice events, with the trace and span id of the call);
-  // ingest joins them to the call, whichever arrives first.
-  it('"tools": input parts from the content log records (system prompt, each tool result by name)', async () => {
-    const calls = await callsOf(h, run.toolsTraceId);
-    expect(
-      calls.map(
-        (c) => c.parts && { system: c.parts.system, tools: c.parts.tools, unit: c.parts.unit },
-      ),
-    ).toEqual([
-      { system: SYSTEM_PROMPT.length, tools: {}, unit: 'chars' },
-      {
-        system: SYSTEM_PROMPT.length,
-        tools: { read_file: READ_FILE_RESULT.length },
-        unit: 'chars',
-      },
-      {
-        system: SYSTEM_PROMPT.length,
-        tools: { read_file: READ_FILE_RESULT.length, run_tests: RUN_TESTS_RESULT.length },
-        unit: 'chars',
-      },
-    ]);
-    // the tool called in each output comes from the gen_ai.choice log event
-    expect(calls.map((c) => c.output_tool_name)).toEqual(['read_file', 'run_tests', null]);
-  });
+    it('"tools": one conversation keyed by its trace (flagged synthetic), usage and finish of each call', async () => {
+      const calls = await callsOf(h, run.toolsTraceId);
+      expect(calls).toHaveLength(3);
+      for (const c of calls) {
+        expect(common(c)).toEqual(expectedCommon);
+        expect(c.conversation_synthetic).toBe(true);
+        expect(c.stream_key).toBe(`${run.toolsTraceId}|main`);
+        expect(c.run_id).toBe(run.toolsTraceId);
+      }
+      expect(calls.map(usageOf)).toEqual(OPENAI_TOOLS_USAGE.map(noCacheUsage));
+      expect(calls.map((c) => [c.finish_reason_raw, c.finish_class, c.output_tool_call])).toEqual([
+        ['tool_calls', 'tool_call', true],
+        ['tool_calls', 'tool_call', true],
+        ['stop', 'stop', false],
+      ]);
+    });
 
-  it('"finding": the second call sits at 80% of gpt-4o\'s window and stopped on the output limit', async () => {
-    const calls = await callsOf(h, run.findingTraceId);
-    expect(calls).toHaveLength(2);
-    expect(calls.map(usageOf)).toEqual(OPENAI_FINDING_USAGE.map(noCacheUsage));
-    expect(calls[1]!.context_tokens! / calls[1]!.context_window!).toBe(0.8);
-    expect(calls.map((c) => [c.finish_reason_raw, c.finish_class])).toEqual([
-      ['stop', 'stop'],
-      ['length', 'output_limit'],
-    ]);
-    expect(calls[1]!.max_output_tokens).toBe(4096);
-  });
+    // This instrumentation sends message content only as log records (gen_ai.system.message /
+    // gen_ai.tool.message / gen_ai.choice events, with the trace and span id of the call);
+    // ingest joins them to the call, whichever arrives first.
+    it('"tools": input parts from the content log records (system prompt, each tool result by name)', async () => {
+      const calls = await callsOf(h, run.toolsTraceId);
+      expect(
+        calls.map(
+          (c) => c.parts && { system: c.parts.system, tools: c.parts.tools, unit: c.parts.unit },
+        ),
+      ).toEqual([
+        { system: SYSTEM_PROMPT.length, tools: {}, unit: 'chars' },
+        {
+          system: SYSTEM_PROMPT.length,
+          tools: { read_file: READ_FILE_RESULT.length },
+          unit: 'chars',
+        },
+        {
+          system: SYSTEM_PROMPT.length,
+          tools: { read_file: READ_FILE_RESULT.length, run_tests: RUN_TESTS_RESULT.length },
+          unit: 'chars',
+        },
+      ]);
+      // the tool called in each output comes from the gen_ai.choice log event
+      expect(calls.map((c) => c.output_tool_name)).toEqual(['read_file', 'run_tests', null]);
+    });
 
-  it('"responses": gen_ai.conversation.id joins two traces; streamed usage comes from response.completed', async () => {
-    const calls = await callsOf(h, RESPONSES_CONVERSATION);
-    expect(calls).toHaveLength(2);
-    expect(new Set(calls.map((c) => c.trace_id)).size).toBe(2);
-    for (const c of calls) {
-      expect(common(c)).toEqual(expectedCommon);
-      expect(c.conversation_synthetic).toBe(false);
-      expect(c.stream_key).toBe(`${RESPONSES_CONVERSATION}|main`);
-      // a conversation can span runs: each run is its trace
-      expect(c.run_id).toBe(c.trace_id);
-    }
-    expect(calls.map(usageOf)).toEqual(RESPONSES_REPLIES.map((r) => noCacheUsage(r.usage)));
-    // the Responses path reports OTel finish values derived from the output items
-    expect(calls.map((c) => [c.finish_reason_raw, c.finish_class, c.output_tool_call])).toEqual([
-      ['tool_call', 'tool_call', true],
-      ['stop', 'stop', false],
-    ]);
-    // system prompt from gen_ai.system_instructions on the span
-    expect(calls.map((c) => c.parts?.system)).toEqual([SYSTEM_PROMPT.length, SYSTEM_PROMPT.length]);
+    it('"finding": the second call sits at 80% of gpt-4o\'s window and stopped on the output limit', async () => {
+      const calls = await callsOf(h, run.findingTraceId);
+      expect(calls).toHaveLength(2);
+      expect(calls.map(usageOf)).toEqual(OPENAI_FINDING_USAGE.map(noCacheUsage));
+      expect(calls[1]!.context_tokens! / calls[1]!.context_window!).toBe(0.8);
+      expect(calls.map((c) => [c.finish_reason_raw, c.finish_class])).toEqual([
+        ['stop', 'stop'],
+        ['length', 'output_limit'],
+      ]);
+      expect(calls[1]!.max_output_tokens).toBe(4096);
+    });
+
+    it('"responses": gen_ai.conversation.id joins two traces; streamed usage comes from response.completed', async () => {
+      const calls = await callsOf(h, RESPONSES_CONVERSATION);
+      expect(calls).toHaveLength(2);
+      expect(new Set(calls.map((c) => c.trace_id)).size).toBe(2);
+      for (const c of calls) {
+        expect(common(c)).toEqual(expectedCommon);
+        expect(c.conversation_synthetic).toBe(false);
+        expect(c.stream_key).toBe(`${RESPONSES_CONVERSATION}|main`);
+        // a conversation can span runs: each run is its trace
+        expect(c.run_id).toBe(c.trace_id);
+      }
+      expect(calls.map(usageOf)).toEqual(RESPONSES_REPLIES.map((r) => noCacheUsage(r.usage)));
+      // the Responses path reports OTel finish values derived from the output items
+      expect(calls.map((c) => [c.finish_reason_raw, c.finish_class, c.output_tool_call])).toEqual([
+        ['tool_call', 'tool_call', true],
+        ['stop', 'stop', false],
+      ]);
+      // system prompt from gen_ai.system_instructions on the span
+      expect(calls.map((c) => c.parts?.system)).toEqual([
+        SYSTEM_PROMPT.length,
+        SYSTEM_PROMPT.length,
+      ]);
+    });
   });
-});
+}

@@ -1,9 +1,17 @@
 /**
- * The end-to-end harness of test/e2e/producers: a fresh rotscope (test/helpers/server.ts)
- * and a fake LLM, a producer run against both, then the normalized rows read back.
+ * The end-to-end harness of test/e2e/producers.test.ts: a fresh rotscope (test/helpers/server.ts)
+ * with its evaluator and a fake LLM, a producer run against both, then the normalized rows and
+ * the findings read back, typed by the schema's own row types (src/store/schema.ts).
  */
 import type { Selectable } from 'kysely';
-import type { LlmCallsTable } from '../../../src/store/schema.ts';
+import type { InputParts } from '../../../src/model/calls.ts';
+import type {
+  CompactionsTable,
+  FindingsTable,
+  LlmCallsTable,
+  SpansTable,
+  ToolResultsTable,
+} from '../../../src/store/schema.ts';
 import { startFakeLlm, type FakeLlm } from '../fake-llm.ts';
 import { startTestServer, type TestServer } from '../server.ts';
 import type { ProducerOptions } from './otel.ts';
@@ -17,8 +25,8 @@ export interface Harness {
 }
 
 export async function startHarness(): Promise<Harness> {
-  // the evaluator and notifier are not needed to read what ingest normalized
-  const server = await startTestServer({ loops: false });
+  // the evaluator runs (quiet 100 ms, as in startTestServer) so the findings can be read back
+  const server = await startTestServer({ config: { splitEvidenceSettleMs: 500 } });
   const llm = await startFakeLlm();
   return {
     server,
@@ -32,15 +40,7 @@ export async function startHarness(): Promise<Harness> {
 }
 
 /** An `llm_calls` row as the tests read it (the schema's row, with `parts` typed). */
-export type CallRow = Omit<Selectable<LlmCallsTable>, 'parts'> & { parts: Parts | null };
-
-export interface Parts {
-  unit: 'chars' | 'tokens';
-  total: number | null;
-  system: number | null;
-  tools: Record<string, number>;
-  source: string;
-}
+export type CallRow = Omit<Selectable<LlmCallsTable>, 'parts'> & { parts: InputParts | null };
 
 /** All LLM calls of the default workspace, optionally of one conversation, in call order. */
 export async function callsOf(h: Harness, conversationId?: string): Promise<CallRow[]> {
@@ -50,21 +50,11 @@ export async function callsOf(h: Harness, conversationId?: string): Promise<Call
     .where('workspace_id', '=', 'default');
   if (conversationId !== undefined) q = q.where('conversation_id', '=', conversationId);
   const rows = await q.orderBy('start_ns').orderBy('span_id').execute();
-  return rows as unknown as CallRow[];
+  // the JSON column holds what the store wrote from InputParts (src/store/timeline.ts)
+  return rows.map((row) => ({ ...row, parts: (row.parts ?? null) as InputParts | null }));
 }
 
-export interface ToolResultRow {
-  trace_id: string;
-  span_id: string;
-  conversation_id: string;
-  stream_key: string;
-  tool_name: string;
-  tool_call_id: string | null;
-  result_size: number | null;
-  size_unit: string;
-  at_ns: string;
-  source: string;
-}
+export type ToolResultRow = Selectable<ToolResultsTable>;
 
 export async function toolResultsOf(h: Harness, conversationId?: string): Promise<ToolResultRow[]> {
   let q = h.server.store.db
@@ -72,24 +62,10 @@ export async function toolResultsOf(h: Harness, conversationId?: string): Promis
     .selectAll()
     .where('workspace_id', '=', 'default');
   if (conversationId !== undefined) q = q.where('conversation_id', '=', conversationId);
-  const rows = await q.orderBy('at_ns').orderBy('span_id').execute();
-  return rows as unknown as ToolResultRow[];
+  return q.orderBy('at_ns').orderBy('span_id').execute();
 }
 
-export interface CompactionRow {
-  conversation_id: string;
-  stream_key: string;
-  run_id: string;
-  trace_id: string | null;
-  span_id: string | null;
-  at_ns: string;
-  evidence: string;
-  kind: string;
-  trigger: string | null;
-  tokens_before: number | null;
-  tokens_after: number | null;
-  messages_kept: number | null;
-}
+export type CompactionRow = Selectable<CompactionsTable>;
 
 export async function compactionsOf(h: Harness, conversationId?: string): Promise<CompactionRow[]> {
   let q = h.server.store.db
@@ -97,19 +73,14 @@ export async function compactionsOf(h: Harness, conversationId?: string): Promis
     .selectAll()
     .where('workspace_id', '=', 'default');
   if (conversationId !== undefined) q = q.where('conversation_id', '=', conversationId);
-  const rows = await q.orderBy('at_ns').execute();
-  return rows as unknown as CompactionRow[];
+  return q.orderBy('at_ns').execute();
 }
 
-export interface SpanRow {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  scope_name: string;
-  role: string | null;
-  attributes: Record<string, unknown>;
-}
+/** A `spans` row as the tests read it, with its attributes (a JSON object) typed. */
+export type SpanRow = Pick<
+  Selectable<SpansTable>,
+  'trace_id' | 'span_id' | 'parent_span_id' | 'name' | 'scope_name' | 'role'
+> & { attributes: Record<string, unknown> };
 
 export async function spansOf(h: Harness): Promise<SpanRow[]> {
   const rows = await h.server.store.db
@@ -118,7 +89,38 @@ export async function spansOf(h: Harness): Promise<SpanRow[]> {
     .where('workspace_id', '=', 'default')
     .orderBy('start_ns')
     .execute();
-  return rows as unknown as SpanRow[];
+  // the store writes a span's attributes as a JSON object (src/store/ingest.ts)
+  return rows.map((row) => ({ ...row, attributes: row.attributes as Record<string, unknown> }));
+}
+
+export type FindingRow = Selectable<FindingsTable>;
+
+/**
+ * The findings of the default workspace once the evaluator has caught up: no conversation
+ * left dirty (the producer's export was committed before its run returned), by conversation,
+ * detector and anchor.
+ */
+export async function findingsOf(h: Harness, timeoutMs = 30_000): Promise<FindingRow[]> {
+  const db = h.server.store.db;
+  for (const deadline = Date.now() + timeoutMs; ;) {
+    const dirty = await db
+      .selectFrom('conversations')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('workspace_id', '=', 'default')
+      .where('dirty', '=', true)
+      .executeTakeFirstOrThrow();
+    if (Number(dirty.n) === 0) break;
+    if (Date.now() > deadline) throw new Error(`${dirty.n} conversations still dirty`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return db
+    .selectFrom('findings')
+    .selectAll()
+    .where('workspace_id', '=', 'default')
+    .orderBy('conversation_id')
+    .orderBy('detector')
+    .orderBy('anchor')
+    .execute();
 }
 
 export async function logCount(h: Harness): Promise<number> {
@@ -209,3 +211,12 @@ export const NO_USAGE = {
   context_tokens: null,
   usage_rule: null,
 };
+
+/**
+ * What a row's checks of test/e2e/producers.test.ts read: the harness and what the producer's
+ * driver returned. Filled in by the table's beforeAll, before the row's own hooks run.
+ */
+export interface ProducerRun<R = void> {
+  h: Harness;
+  result: R;
+}
