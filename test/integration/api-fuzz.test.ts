@@ -304,13 +304,15 @@ interface Edit {
 /** Replaces, deletes or adds a node of a JSON value (a copy). */
 function mutate(base: unknown, edits: Edit[]): unknown {
   let root = structuredClone(base) as Json;
-  for (const edit of edits) {
+  // Each edit's value is its own copy: fast-check hands the same `[]`/`{}` to several edits,
+  // and adding a shared array into itself made a cycle JSON.stringify cannot write.
+  for (const { value, ...edit } of edits.map((e) => ({ ...e, value: structuredClone(e.value) }))) {
     const paths = nodePaths(root);
     const path = paths[edit.at % paths.length]!;
     if (path.length === 0) {
-      if (edit.op === 'replace') root = edit.value as Json;
+      if (edit.op === 'replace') root = value as Json;
       else if (edit.op === 'add' && root && typeof root === 'object' && !Array.isArray(root))
-        root[edit.key] = edit.value as Json;
+        root[edit.key] = value as Json;
       continue;
     }
     const parent = path.slice(0, -1).reduce<Json>((node, key) => (node as never)[key], root) as
@@ -319,12 +321,12 @@ function mutate(base: unknown, edits: Edit[]): unknown {
     if (edit.op === 'delete') {
       if (Array.isArray(parent)) parent.splice(Number(last), 1);
       else delete parent[last];
-    } else if (edit.op === 'replace') (parent as Record<string, Json>)[last] = edit.value as Json;
+    } else if (edit.op === 'replace') (parent as Record<string, Json>)[last] = value as Json;
     else {
       const target = (parent as Record<string, Json>)[last];
-      if (Array.isArray(target)) target.push(edit.value as Json);
-      else if (target && typeof target === 'object') target[edit.key] = edit.value as Json;
-      else (parent as Record<string, Json>)[last] = [target ?? null, edit.value as Json];
+      if (Array.isArray(target)) target.push(value as Json);
+      else if (target && typeof target === 'object') target[edit.key] = value as Json;
+      else (parent as Record<string, Json>)[last] = [target ?? null, value as Json];
     }
   }
   return root;
