@@ -1,29 +1,98 @@
 /**
- * Vitest global setup: after the run, drop the per-file databases tests created on the
- * machine's PostgreSQL (`rotscope_test_*`) that nothing is connected to any more, so repeated
- * CI runs do not pile them up. Nothing to do on PGlite.
+ * Vitest global setup. Migrates once per run and provides the result to test/helpers/store.ts:
+ * on PostgreSQL (DATABASE_URL) a template database each test file's database is copied from;
+ * on PGlite a dump of a migrated in-memory PGlite each store is loaded from. After the run it
+ * drops the template and the per-file databases (`rotscope_test_*`) nothing is connected to any
+ * more, so repeated CI runs do not pile them up.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { openStore } from '../../src/store/db.ts';
+import { migrate } from '../../src/store/migrate.ts';
 
-export default function setup(): () => Promise<void> {
-  return async () => {
-    const url = process.env.DATABASE_URL;
-    if (!url) return;
-    const admin = new pg.Client({ connectionString: url });
-    try {
-      await admin.connect();
+const TEMPLATE_PREFIX = 'rotscope_template_';
+
+async function withAdmin<T>(url: string, run: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    return await run(admin);
+  } finally {
+    await admin.end().catch(() => {});
+  }
+}
+
+/** Creates and migrates the template database; returns its name. */
+async function createTemplate(base: string): Promise<string> {
+  const name = `${TEMPLATE_PREFIX}${randomBytes(6).toString('hex')}`;
+  await withAdmin(base, (admin) => admin.query(`CREATE DATABASE ${name}`));
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  // closed before any copy: CREATE DATABASE … TEMPLATE refuses a template with sessions
+  const store = await openStore({ databaseUrl: url.toString(), dataDir: 'memory://' });
+  try {
+    await migrate(store.db);
+  } finally {
+    await store.close();
+  }
+  return name;
+}
+
+/** Writes the data directory of a migrated in-memory PGlite to a file; returns its path. */
+async function dumpMigratedPglite(dir: string): Promise<string> {
+  const lite = await PGlite.create('memory://');
+  const store = await openStore({ dataDir: 'memory://', pglite: lite });
+  try {
+    await migrate(store.db);
+    const dump = await lite.dumpDataDir('none');
+    const file = path.join(dir, 'migrated-pglite.tar');
+    writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+    return file;
+  } finally {
+    await store.close(); // closes the PGlite too
+  }
+}
+
+/** Drops the test and template databases nothing is connected to. Best effort. */
+async function dropLeftovers(base: string): Promise<void> {
+  try {
+    await withAdmin(base, async (admin) => {
       const { rows } = await admin.query<{ datname: string }>(
         `SELECT datname FROM pg_database d
-          WHERE datname LIKE 'rotscope\\_test\\_%'
+          WHERE (datname LIKE 'rotscope\\_test\\_%' OR datname LIKE 'rotscope\\_template\\_%')
             AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
       );
       for (const { datname } of rows) {
         await admin.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => {});
       }
-    } catch {
-      // cleanup is best effort: a failure here must not fail the run
-    } finally {
-      await admin.end().catch(() => {});
-    }
+    });
+  } catch {
+    // cleanup is best effort: a failure here must not fail the run
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const base = process.env.DATABASE_URL;
+  if (base) {
+    const template = await createTemplate(base);
+    project.provide('templateDatabase', template);
+    project.provide('pgliteDump', undefined);
+    return async () => {
+      await withAdmin(base, (admin) =>
+        admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`),
+      ).catch(() => {});
+      await dropLeftovers(base);
+    };
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'rotscope-test-pglite-'));
+  project.provide('pgliteDump', await dumpMigratedPglite(dir));
+  project.provide('templateDatabase', undefined);
+  return async () => {
+    rmSync(dir, { recursive: true, force: true });
   };
 }
