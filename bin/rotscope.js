@@ -4,6 +4,7 @@
 // edit and a run: the tests and `npm run dev` do that (tsx is a devDependency). A checkout with no
 // dist/ yet runs from source too, when tsx is installed.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 const COMPILED = new URL('../dist/cli/index.js', import.meta.url);
 const fromSource = process.env.ROTSCOPE_FROM_SOURCE === '1' || !existsSync(COMPILED);
@@ -16,25 +17,35 @@ if (fromSource) {
     },
   );
 }
-const { run } = await import(fromSource ? '../src/cli/index.ts' : COMPILED.href);
-const io = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  // All of standard input (statusline). A terminal gives '' at once instead of waiting for ^D.
-  readStdin: async () => {
-    if (process.stdin.isTTY) return '';
-    const chunks = [];
-    try {
-      for await (const chunk of process.stdin) chunks.push(chunk);
-    } catch {
-      // A closed or broken stdin reads as what arrived before.
-    }
-    return Buffer.concat(chunks).toString('utf8');
-  },
-};
-try {
-  process.exitCode = await run(process.argv.slice(2), io, process.env);
-} catch (error) {
-  io.stderr(`rotscope: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exitCode = 1;
+if (!fromSource && process.argv[2] === 'statusline') {
+  // Runs on every render of Claude Code's status line: straight to the CommonJS module, with
+  // synchronous stdin/stdout (no stream modules). bin/rotscope-statusline.cjs is faster still.
+  process.exitCode = createRequire(import.meta.url)('../dist/cjs/cli/statusline.js').main();
+} else {
+  await runCommand();
+}
+
+async function runCommand() {
+  const { run } = await import(fromSource ? '../src/cli/index.ts' : COMPILED.href);
+  const io = {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    // All of standard input (statusline). A terminal gives '' at once instead of waiting for ^D.
+    readStdin: async () => {
+      if (process.stdin.isTTY) return '';
+      const chunks = [];
+      try {
+        for await (const chunk of process.stdin) chunks.push(chunk);
+      } catch {
+        // A closed or broken stdin reads as what arrived before.
+      }
+      return Buffer.concat(chunks).toString('utf8');
+    },
+  };
+  try {
+    process.exitCode = await run(process.argv.slice(2), io, process.env);
+  } catch (error) {
+    io.stderr(`rotscope: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
 }

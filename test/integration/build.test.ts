@@ -43,8 +43,22 @@ beforeAll(() => {
     ],
     { stdio: 'pipe' },
   );
+  // The status line's CommonJS build, as `npm run build` makes it.
+  execFileSync(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      path.join(ROOT, 'tsconfig.statusline.json'),
+      '--outDir',
+      path.join(copy, 'dist/cjs'),
+    ],
+    { stdio: 'pipe' },
+  );
+  writeFileSync(path.join(copy, 'dist/cjs/package.json'), JSON.stringify({ type: 'commonjs' }));
   mkdirSync(path.join(copy, 'bin'));
-  copyFileSync(path.join(ROOT, 'bin/rotscope.js'), path.join(copy, 'bin/rotscope.js'));
+  for (const file of ['rotscope.js', 'rotscope-statusline.cjs'])
+    copyFileSync(path.join(ROOT, 'bin', file), path.join(copy, 'bin', file));
   copyFileSync(path.join(ROOT, 'package.json'), path.join(copy, 'package.json'));
   for (const dir of ['node_modules', 'migrations', 'proto'])
     symlinkSync(path.join(ROOT, dir), path.join(copy, dir));
@@ -52,9 +66,22 @@ beforeAll(() => {
 }, 300_000);
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
-/** Runs the compiled CLI with a module-load recorder; returns its output and every file loaded. */
+/**
+ * Runs the compiled CLI with a module-load recorder; returns its output, every file loaded (ES
+ * modules through a load hook, CommonJS from require.cache at exit) and Node's built-in modules.
+ */
 function runRecorded(args: string[], input: string) {
   const log = path.join(copy, `loaded-${process.hrtime.bigint()}.txt`);
+  const builtins = `${log}.builtins`;
+  const cjsRecorder = path.join(copy, `record-cjs-${process.hrtime.bigint()}.cjs`);
+  writeFileSync(
+    cjsRecorder,
+    `const fs = require('node:fs');
+process.on('exit', () => {
+  for (const file of Object.keys(require.cache)) if (file !== __filename) fs.appendFileSync(${JSON.stringify(log)}, require('node:url').pathToFileURL(file).href + '\\n');
+  fs.writeFileSync(${JSON.stringify(builtins)}, process.moduleLoadList.join('\\n'));
+});\n`,
+  );
   const hooks = path.join(copy, 'record-hooks.mjs');
   writeFileSync(
     hooks,
@@ -65,18 +92,27 @@ export async function load(url, context, next) {
 }\n`,
   );
   const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(pathToFileURL(hooks).href)})`;
-  const result = spawnSync(process.execPath, ['--import', register, bin, ...args], {
+  // A CommonJS entry is recorded through require.cache only: the ESM hooks' worker would load the
+  // very stream modules the check below wants absent.
+  const cjsEntry = args[0]?.endsWith('.cjs') === true || args[0] === '-e';
+  const node = cjsEntry ? ['-r', cjsRecorder] : ['-r', cjsRecorder, '--import', register, bin];
+  const result = spawnSync(process.execPath, [...node, ...args], {
     input,
     env: compiledEnv(),
     encoding: 'utf8',
   });
-  const loaded = readFileSync(log, 'utf8')
+  const loaded = readFileSync(log, { encoding: 'utf8', flag: 'a+' })
     .trim()
     .split('\n')
+    .filter((url) => url !== '')
     .map((url) => fileURLToPath(url))
     .filter((file) => !file.startsWith(path.join(ROOT, 'test'))) // the harness's own preloads
     .map((file) => path.relative(copy, file)); // dependencies show as ../…/node_modules/…
-  return { ...result, loaded };
+  return {
+    ...result,
+    loaded: [...new Set(loaded)],
+    builtins: readFileSync(builtins, 'utf8').split('\n'),
+  };
 }
 
 describe('the compiled build', () => {
@@ -109,13 +145,21 @@ describe('the compiled build', () => {
     });
     const statusline = runRecorded(['statusline'], status);
     expect(statusline.stderr).toBe('');
-    expect(statusline.stdout).toContain('75% (150k/200k)');
-    expect(statusline.loaded.sort()).toEqual([
-      'bin/rotscope.js',
-      'dist/cli/index.js',
-      'dist/cli/statusline.js',
-      'dist/ingest/windows.js',
+    expect(statusline.stdout).toContain('ctx 75% 150k/200k');
+    expect(statusline.loaded.sort()).toEqual(['bin/rotscope.js', 'dist/cjs/cli/statusline.js']);
+    // The entry install writes: CommonJS only, and no stream module (stdin and stdout through fs).
+    const cjs = runRecorded([path.join(copy, 'bin/rotscope-statusline.cjs')], status);
+    expect(cjs.stderr).toBe('');
+    expect(cjs.stdout).toContain('ctx 75% 150k/200k');
+    expect(cjs.loaded.sort()).toEqual([
+      'bin/rotscope-statusline.cjs',
+      'dist/cjs/cli/statusline.js',
     ]);
+    // (compared with a bare node under the same harness, whose network guard may preload some)
+    const bare = runRecorded(['-e', ''], '');
+    const streams = (builtins: string[]) =>
+      builtins.filter((m) => /^NativeModule (stream|net|tty|internal\/streams\/.*)$/.test(m));
+    expect(streams(cjs.builtins)).toEqual(streams(bare.builtins));
     const version = runRecorded(['--version'], '');
     expect(version.status).toBe(0);
     expect(version.loaded.sort()).toEqual(['bin/rotscope.js', 'dist/cli/index.js']);

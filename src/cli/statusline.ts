@@ -1,0 +1,295 @@
+/**
+ * `rotscope statusline`: the Claude Code status line. Claude Code pipes its status JSON to stdin
+ * after each assistant message; this prints one line: repo and git branch, then how full the
+ * context window is (`rotscope main · ctx 12% 126k/1M`).
+ *
+ * Derived from durable state: the transcript at `transcript_path` is read from its end (the last
+ * main-thread assistant message with a real usage; the status JSON's `context_window` only when
+ * the transcript has no usage yet), so a 1 GB transcript costs what a 1 MB one does.
+ *
+ * Synchronous, with no dependency and no relative import: the build also compiles this file
+ * alone to CommonJS (tsconfig.statusline.json → dist/cjs/), which bin/rotscope-statusline.cjs
+ * loads without Node's ESM loader or the stream modules, so it starts as fast as bare node.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+type Obj = Record<string, unknown>;
+
+const CHUNK = 64 * 1024;
+/** Stop looking back after this much of the transcript (the cost bound on huge files). */
+const MAX_SCAN = 8 * 1024 * 1024;
+const M1 = 1_000_000;
+const K200 = 200_000;
+/** States: dim below DIM_BELOW, plain up to AMBER_FROM (60–70% is "worth a look", no colour), amber, red. */
+const DIM_BELOW = 0.6;
+const AMBER_FROM = 0.7;
+const RED_FROM = 0.85;
+
+const obj = (v: unknown): Obj | undefined =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** What the transcript's tail says: the context size of the last main-thread call, or a boundary. */
+export interface TailUsage {
+  tokens: number;
+  model: string | null;
+}
+
+/** Input + cache creation + cache read: everything sent (Anthropic's input excludes cache). */
+function sent(usage: Obj): number {
+  return (
+    num(usage.input_tokens) +
+    num(usage.cache_creation_input_tokens) +
+    num(usage.cache_read_input_tokens)
+  );
+}
+
+/**
+ * The context size of an assistant message's usage: the top-level counts, or when they are all
+ * zero (a message re-written after a compaction boundary) the last `type: "message"` entry of
+ * `usage.iterations`. All zero is no measurement: null.
+ */
+function usageTokens(usage: Obj): number | null {
+  let tokens = sent(usage);
+  if (tokens === 0 && num(usage.output_tokens) === 0 && Array.isArray(usage.iterations)) {
+    const last = usage.iterations.filter((it) => obj(it)?.type === 'message').pop();
+    if (obj(last)) tokens = sent(last as Obj);
+  }
+  return tokens > 0 ? tokens : null;
+}
+
+/**
+ * Reads a transcript backwards in chunks and calls `visit` on each complete line, newest first,
+ * until it returns something other than undefined (or MAX_SCAN bytes were read).
+ */
+function scanBackwards<T>(file: string, visit: (line: string) => T | undefined): T | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    let end = size;
+    let carry = Buffer.alloc(0);
+    while (end > 0 && size - end < MAX_SCAN) {
+      const start = Math.max(0, end - CHUNK);
+      const chunk = Buffer.alloc(end - start);
+      fs.readSync(fd, chunk, 0, chunk.length, start);
+      // Split on bytes, so a multi-byte character cut by the chunk boundary stays whole.
+      const bytes = carry.length > 0 ? Buffer.concat([chunk, carry]) : chunk;
+      let lineEnd = bytes.length;
+      for (let i = bytes.length - 1; i >= 0; i--) {
+        if (bytes[i] !== 0x0a) continue;
+        const found = visit(bytes.toString('utf8', i + 1, lineEnd));
+        if (found !== undefined) return found;
+        lineEnd = i;
+      }
+      carry = bytes.subarray(0, lineEnd);
+      if (start === 0) return visit(carry.toString('utf8'));
+      end = start;
+    }
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * The context size of the last main-thread call in a Claude Code transcript: sidechain lines
+ * skipped, lines of one message (`message.id`) read once, all-zero usages skipped. Null when the
+ * transcript has no usage since its start or since its last compaction boundary.
+ */
+export function lastUsage(file: string): TailUsage | null {
+  const seen = new Set<string>();
+  const found = scanBackwards<TailUsage | null>(file, (line) => {
+    const boundary = line.includes('"compact_boundary"');
+    if (!boundary && (!line.includes('"assistant"') || !line.includes('"usage"'))) return undefined;
+    let entry: Obj | undefined;
+    try {
+      entry = obj(JSON.parse(line));
+    } catch {
+      return undefined;
+    }
+    if (!entry || entry.isSidechain === true) return undefined;
+    if (entry.type === 'system' && entry.subtype === 'compact_boundary') return null;
+    const message = obj(entry.message);
+    const usage = obj(message?.usage);
+    if (entry.type !== 'assistant' || !message || !usage || message.model === '<synthetic>')
+      return undefined;
+    const id = str(message.id);
+    if (id !== undefined) {
+      if (seen.has(id)) return undefined;
+      seen.add(id);
+    }
+    const tokens = usageTokens(usage);
+    if (tokens === null) {
+      // One message's lines share one usage; an all-zero one says nothing: look further back.
+      if (id !== undefined) seen.delete(id);
+      return undefined;
+    }
+    return { tokens, model: str(message.model) ?? null };
+  });
+  return found ?? null;
+}
+
+/** What the status line shows. */
+export interface Reading {
+  tokens: number;
+  window: number;
+}
+
+/**
+ * The window: `1m` in the model id or a 1M window declared by Claude Code → 1M; observed usage
+ * above 200k → 1M; else `override` (ROTSCOPE_CONTEXT_WINDOW) or 200k.
+ */
+function windowFor(
+  model: string | null,
+  tokens: number,
+  declared: number,
+  override: number | null,
+): number {
+  if (model !== null && /(^|[^a-z0-9])1m([^a-z0-9]|$)/i.test(model)) return M1;
+  if (declared >= M1) return declared;
+  const base = override ?? K200;
+  return tokens > base && tokens > K200 ? Math.max(M1, base) : base;
+}
+
+/** The reading for Claude Code's status JSON, or null when nothing says how full it is. */
+export function readContext(status: Obj, env: Record<string, string | undefined>): Reading | null {
+  const transcript = str(status.transcript_path);
+  const tail = transcript === undefined ? null : lastUsage(transcript);
+  const windowInfo = obj(status.context_window);
+  let tokens = tail?.tokens ?? null;
+  if (tokens === null) {
+    const current = obj(windowInfo?.current_usage);
+    const fromStatus = current ? usageTokens(current) : null;
+    tokens = fromStatus;
+  }
+  if (tokens === null) return null;
+  const model = str(obj(status.model)?.id) ?? tail?.model ?? null;
+  const override = Number(env.ROTSCOPE_CONTEXT_WINDOW);
+  return {
+    tokens,
+    window: windowFor(
+      model,
+      tokens,
+      num(windowInfo?.context_window_size),
+      Number.isFinite(override) && override > 0 ? override : null,
+    ),
+  };
+}
+
+/** Repo name and branch from `.git/HEAD` at `dir` or above (worktrees too); no git process. */
+export function gitInfo(dir: string): { repo: string; branch: string } | null {
+  let current = path.resolve(dir);
+  for (;;) {
+    const dotGit = path.join(current, '.git');
+    let gitDir: string | null = null;
+    try {
+      if (fs.statSync(dotGit).isDirectory()) gitDir = dotGit;
+      else {
+        const pointer = /^gitdir:\s*(.+)$/m.exec(fs.readFileSync(dotGit, 'utf8'));
+        if (pointer) gitDir = path.resolve(current, pointer[1]!.trim());
+      }
+    } catch {
+      // no .git here
+    }
+    if (gitDir !== null) {
+      const head = fs.readFileSync(path.join(gitDir, 'HEAD'), 'utf8').trim();
+      const ref = /^ref:\s*refs\/heads\/(.+)$/.exec(head);
+      return { repo: path.basename(current), branch: ref ? ref[1]! : head.slice(0, 7) };
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return null;
+    current = parent;
+  }
+}
+
+/** 126k, 1M, 1.5M, 950. */
+function short(n: number): string {
+  if (n >= M1) return `${Number((n / M1).toFixed(1))}M`;
+  if (n >= 1000) return `${Math.round(n / 1000)}k`;
+  return String(n);
+}
+
+/** The line: `repo branch · ctx 12% 126k/1M`, coloured by state unless NO_COLOR is set. */
+export function formatStatusLine(
+  git: { repo: string; branch: string } | null,
+  reading: Reading | null,
+  color: boolean,
+): string {
+  const where = git ? `${git.repo} ${git.branch} · ` : '';
+  if (!reading) return `${where}ctx –`;
+  const share = reading.tokens / reading.window;
+  let text = `ctx ${Math.floor(share * 100)}% ${short(reading.tokens)}/${short(reading.window)}`;
+  let style = '';
+  if (share >= RED_FROM) {
+    text += ' ⚠ wrap up';
+    style = '\x1b[31m';
+  } else if (share >= AMBER_FROM) style = '\x1b[33m';
+  else if (share < DIM_BELOW) style = '\x1b[2m';
+  return `${where}${color && style ? `${style}${text}\x1b[0m` : text}`;
+}
+
+/**
+ * The whole command: the status JSON in, one line out. Never throws: any error (bad JSON, an
+ * unreadable .git) prints an empty line. Exit code 0.
+ */
+export function statuslineCommand(
+  stdin: string,
+  io: { stdout: (text: string) => void },
+  env: Record<string, string | undefined>,
+): number {
+  let line = '';
+  try {
+    const status = obj(JSON.parse(stdin));
+    if (status) {
+      const workspace = obj(status.workspace);
+      const dir = str(workspace?.current_dir) ?? str(status.cwd) ?? str(workspace?.project_dir);
+      const color = env.NO_COLOR === undefined || env.NO_COLOR === '';
+      line = formatStatusLine(dir ? gitInfo(dir) : null, readContext(status, env), color);
+    }
+  } catch {
+    line = '';
+  }
+  io.stdout(`${line}\n`);
+  return 0;
+}
+
+/** All of stdin, read with fs.readSync (no stream modules); '' from a terminal. */
+export function readStdinSync(): string {
+  try {
+    if (fs.fstatSync(0).isCharacterDevice()) return '';
+  } catch {
+    return '';
+  }
+  const chunks: Buffer[] = [];
+  const buffer = Buffer.alloc(CHUNK);
+  for (let tries = 0; tries < 2000;) {
+    let n: number;
+    try {
+      n = fs.readSync(0, buffer, 0, buffer.length, null);
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EAGAIN') break;
+      tries++;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1); // a non-blocking pipe: wait 1 ms
+      continue;
+    }
+    if (n === 0) break;
+    chunks.push(Buffer.from(buffer.subarray(0, n)));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The fast entry (bin/rotscope-statusline.cjs, and `rotscope statusline` from dist/). */
+export function main(): number {
+  return statuslineCommand(
+    readStdinSync(),
+    { stdout: (text) => void fs.writeSync(1, text) },
+    process.env,
+  );
+}
