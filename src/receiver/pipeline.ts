@@ -8,7 +8,11 @@ import {
   normalizeSpans,
   type NormalizeContext,
 } from '../ingest/index.ts';
-import { LOG_CALL_PRODUCERS, SPLIT_EVIDENCE_PRODUCERS } from '../ingest/producers.ts';
+import {
+  CLAUDE_CODE_PRODUCERS,
+  LOG_CALL_PRODUCERS,
+  SPLIT_EVIDENCE_PRODUCERS,
+} from '../ingest/producers.ts';
 import type { Normalized } from '../model/calls.ts';
 import type { LogRecord, Span } from '../model/telemetry.ts';
 import type { Store } from '../store/db.ts';
@@ -20,6 +24,7 @@ import {
   insertSpans,
   insertToolResults,
   loadLogRecordsOfSpans,
+  lockIngestKeys,
   markSideCalls,
   type CallPrecedence,
 } from '../store/ingest.ts';
@@ -71,6 +76,7 @@ export class IngestPipeline {
     const batch = normalizeSpans(spans, await this.#context(workspaceId));
     if (batch.keep.length > 0) {
       await this.#store.db.transaction().execute(async (trx) => {
+        await lockIngestKeys(trx, evidenceKeys(workspaceId, batch.normalized));
         await insertSpans(trx, workspaceId, batch.keep);
         const calls = await insertCalls(trx, batch.normalized.calls, this.#spanPrecedence);
         // Content logged before its span arrived is applied now.
@@ -97,6 +103,10 @@ export class IngestPipeline {
     const batch = normalizeLogs(logs, await this.#context(workspaceId));
     if (batch.keep.length > 0) {
       await this.#store.db.transaction().execute(async (trx) => {
+        await lockIngestKeys(trx, [
+          ...evidenceKeys(workspaceId, batch.normalized),
+          ...batch.callContent.map((content) => `trace:${workspaceId}:${content.traceId}`),
+        ]);
         await insertLogRecords(trx, workspaceId, batch.keep);
         const calls = await insertCalls(trx, batch.normalized.calls, this.#precedence);
         const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls);
@@ -130,4 +140,21 @@ export class IngestPipeline {
   context(workspaceId: string): Promise<NormalizeContext> {
     return this.#context(workspaceId);
   }
+}
+
+/**
+ * The keys of the evidence a batch writes that another batch may complete: the traces of its
+ * calls (content logged apart from its span) and the conversations of its Claude Code calls and
+ * tool results (tool-result sizes logged apart from the calls they entered).
+ */
+function evidenceKeys(workspaceId: string, normalized: Normalized): string[] {
+  return [
+    ...normalized.calls.map((call) => `trace:${workspaceId}:${call.traceId}`),
+    ...normalized.calls
+      .filter((call) => CLAUDE_CODE_PRODUCERS.includes(call.producer))
+      .map((call) => `conversation:${workspaceId}:${call.conversationId}`),
+    ...normalized.toolResults
+      .filter((result) => result.source.startsWith('claude_code'))
+      .map((result) => `conversation:${workspaceId}:${result.conversationId}`),
+  ];
 }

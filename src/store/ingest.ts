@@ -414,3 +414,18 @@ function toLogRecord(row: Selectable<LogRecordsTable>): LogRecord {
     scope: { name: row.scope_name, version: '' },
   };
 }
+
+/**
+ * Serializes the transactions that write evidence of the same calls (a span batch and a log
+ * batch of one trace or conversation, sent by two exporters at once): each waits for the other
+ * to commit, so the later one sees the earlier one's rows. Transaction-scoped advisory locks,
+ * taken in one order so two batches never wait on each other in a cycle.
+ */
+export async function lockIngestKeys(db: Db, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const sorted = [...new Set(keys)].sort();
+  await sql`
+    SELECT pg_advisory_xact_lock(hashtextextended(k, 0))
+      FROM unnest(${sorted}::text[]) WITH ORDINALITY AS t(k, n)
+     ORDER BY n`.execute(db);
+}
