@@ -4,7 +4,7 @@
  * in-process; this file is the program.)
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,7 @@ import { createTestDatabase } from '../helpers/store.ts';
 const TRANSCRIPT = fileURLToPath(
   new URL('../fixtures/real/claude-code_transcript_sidechains.jsonl', import.meta.url),
 );
+const CJS_BIN = fileURLToPath(new URL('../../bin/rotscope-statusline.cjs', import.meta.url));
 const OTLP_JSON = fileURLToPath(
   new URL('../fixtures/real/otlp-json_openinference_openai.json', import.meta.url),
 );
@@ -111,34 +112,60 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
   });
 
   describe('statusline', () => {
-    it("reads Claude Code's status JSON from stdin", async () => {
-      const result = await runCli(['statusline'], { stdin: claudeCodeStatus({}) });
-      expect(result).toEqual({ code: 0, stdout: '⚠ ctx ▰▰▰▰▰▰▰▰▱▱ 76% (152k/200k)\n', stderr: '' });
+    it("reads Claude Code's status JSON from stdin while the transcript has no usage yet (amber from 70%)", async () => {
+      const result = await runCli(['statusline'], {
+        stdin: claudeCodeStatus({}),
+        env: { NO_COLOR: '' },
+      });
+      expect(result).toEqual({ code: 0, stdout: '\x1b[33mctx 76% 152k/200k\x1b[0m\n', stderr: '' });
     });
 
-    it('falls back to the real transcript at transcript_path when current_usage is null', async () => {
+    it('reads the real transcript at transcript_path first, with repo and branch from .git/HEAD', async () => {
+      const repo = path.join(dataDir, 'myrepo');
+      mkdirSync(path.join(repo, '.git'), { recursive: true });
+      writeFileSync(path.join(repo, '.git', 'HEAD'), 'ref: refs/heads/wrap-up\n');
       const stdin = claudeCodeStatus({
         transcript_path: TRANSCRIPT,
+        cwd: repo,
+        workspace: { current_dir: repo, project_dir: repo },
         model: { id: 'claude-sonnet-4-20250514', display_name: 'Sonnet 4' },
-        context_window: { context_window_size: 200_000, current_usage: null },
       });
-      const result = await runCli(['statusline'], { stdin });
-      expect(result).toEqual({ code: 0, stdout: 'ctx ▰▱▱▱▱▱▱▱▱▱ 10% (22k/200k)\n', stderr: '' });
+      // The status JSON says 152k; the transcript (durable state) says 21,552.
+      const result = await runCli(['statusline'], { stdin, env: { NO_COLOR: '1' } });
+      expect(result).toEqual({
+        code: 0,
+        stdout: 'myrepo wrap-up · ctx 10% 22k/200k\n',
+        stderr: '',
+      });
+      // The entry `claude-code install` writes: the same line.
+      const child = spawnSync(process.execPath, [CJS_BIN], {
+        input: stdin,
+        env: { ...process.env, ROTSCOPE_FROM_SOURCE: '1', NO_COLOR: '' },
+        encoding: 'utf8',
+      });
+      expect({ code: child.status, stdout: child.stdout, stderr: child.stderr }).toEqual({
+        code: 0,
+        stdout: 'myrepo wrap-up · \x1b[2mctx 10% 22k/200k\x1b[0m\n',
+        stderr: '',
+      });
     });
 
-    it('prints the empty reading for empty, garbage or non-object stdin, exit 0, no trace', async () => {
-      const inputs: Array<string | Buffer> = [
-        '',
-        'not json at all',
-        Buffer.from([0xff, 0xfe, 0x00, 0x9c, 0x80, 0x0a]),
-        '[1,2,3]',
-        'null',
-        '{"context_window": {"current_usage": "lots"}, "transcript_path": 42}',
-        '{"transcript_path": "/dev/null"}',
+    it('prints an empty line for unreadable stdin and "ctx –" when nothing tells the usage; exit 0, no trace', async () => {
+      const cases: Array<[string | Buffer, string]> = [
+        ['', '\n'],
+        ['not json at all', '\n'],
+        [Buffer.from([0xff, 0xfe, 0x00, 0x9c, 0x80, 0x0a]), '\n'],
+        ['[1,2,3]', '\n'],
+        ['null', '\n'],
+        ['{"context_window": {"current_usage": "lots"}, "transcript_path": 42}', 'ctx –\n'],
+        ['{"transcript_path": "/dev/null"}', 'ctx –\n'],
       ];
-      const results = await Promise.all(inputs.map((stdin) => runCli(['statusline'], { stdin })));
-      for (const result of results)
-        expect(result).toEqual({ code: 0, stdout: 'ctx –\n', stderr: '' });
+      const results = await Promise.all(
+        cases.map(([stdin]) => runCli(['statusline'], { stdin, env: { NO_COLOR: '1' } })),
+      );
+      results.forEach((result, i) =>
+        expect(result).toEqual({ code: 0, stdout: cases[i]![1], stderr: '' }),
+      );
     });
 
     // util-linux `script` runs the command on a pseudo-terminal; its own stdin stays open and
@@ -162,7 +189,7 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
       );
       clearTimeout(timer);
       child.stdin.destroy();
-      expect({ code, stdout: stdout.replace(/\r/g, '') }).toEqual({ code: 0, stdout: 'ctx –\n' });
+      expect({ code, stdout: stdout.replace(/\r/g, '') }).toEqual({ code: 0, stdout: '\n' });
     });
   });
 
