@@ -1,0 +1,22 @@
+/**
+ * The attribute names this package writes. rotscope reads them (conventions §9.8, DESIGN §5);
+ * `gen_ai.*` names are OpenTelemetry GenAI semantic conventions, `rotscope.*` are this
+ * package's own where the conventions have no name yet.
+ */
+
+/** Standard: on an LLM span, "this call's context was compacted" (semconv GenAI). */
+export const ATTR_CONVERSATION_COMPACTED = 'gen_ai.conversation.compacted';
+export const ATTR_OPERATION_NAME = 'gen_ai.operation.name';
+export const ATTR_CONVERSATION_ID = 'gen_ai.conversation.id';
+/** The operation name of a compaction span. */
+export const OPERATION_COMPACTION = 'compaction';
+
+export const ATTR_COMPACTION_KIND = 'rotscope.compaction.kind';
+export const ATTR_COMPACTION_TRIGGER = 'rotscope.compaction.trigger';
+export const ATTR_COMPACTION_TOKENS_BEFORE = 'rotscope.compaction.tokens_before';
+export const ATTR_COMPACTION_TOKENS_AFTER = 'rotscope.compaction.tokens_after';
+export const ATTR_COMPACTION_MESSAGES_KEPT = 'rotscope.compaction.messages_kept';
+/** The summary text: only when content capture is on. */
+export const ATTR_COMPACTION_SUMMARY = 'rotscope.compaction.summary';
+/** The summary's size in characters (UTF-16 code units): always, when a summary is given. */
+export const ATTR_COMPACTION_SUMMARY_SIZE = 'rotscope.compaction.summary_size';
