@@ -36,6 +36,9 @@ const EXACT = new Set([
   'user_system_prompt',
   'response.model_output',
   'body',
+  // Langfuse SDK observations
+  'langfuse.observation.input',
+  'langfuse.observation.output',
   // Google ADK
   'gcp.vertex.agent.llm_request',
   'gcp.vertex.agent.llm_response',
@@ -58,7 +61,7 @@ export function isContentKey(key: string): boolean {
     return EXACT.has(key);
   }
   if (c === 108 /* l */) {
-    if (!key.startsWith('llm.')) return false;
+    if (!key.startsWith('llm.')) return EXACT.has(key);
     const d = key.charCodeAt(4);
     if (d === 105 /* i */) return key.startsWith('input_messages.', 4);
     if (d === 111 /* o */) return key.startsWith('output_messages.', 4);

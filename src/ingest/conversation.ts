@@ -11,6 +11,7 @@ const CONVERSATION_KEYS = [
   'ai.telemetry.metadata.sessionId',
   'ai.telemetry.metadata.conversationId',
   'ai.settings.context.sessionId',
+  'langfuse.session.id', // Langfuse SDK compat key; 5.x sends `session.id`
 ] as const;
 
 /** The conversation id sent on these attributes (§9.2 rules 1–5), or null. */

@@ -8,6 +8,7 @@ import type { Attributes } from '../model/telemetry.ts';
 import { isObj, json } from './attrs.ts';
 import {
   fromOpenInference,
+  fromProviderMessage,
   fromProviderRequest,
   fromSemconv,
   fromTraceloop,
@@ -37,8 +38,11 @@ export interface ContentAnalysis {
 
 /**
  * Sizes of the parts of an input from its messages. Tool results are attributed by name:
- * inline, else by joining their call id to an earlier tool call. `extraSystem` is a system
- * prompt sent beside the messages (`gen_ai.system_instructions`), null when not sent.
+ * inline, else by joining their call id to an earlier tool call, else by message order: a
+ * result without id takes the name of the next unanswered call of the latest message with
+ * tool calls (OpenInference's LangChain spans flatten messages without any call id).
+ * `extraSystem` is a system prompt sent beside the messages (`gen_ai.system_instructions`),
+ * null when not sent.
  */
 export function partsFromMessages(msgs: readonly Msg[], extraSystem: number | null): InputParts {
   const names = new Map<string, string>();
@@ -49,13 +53,19 @@ export function partsFromMessages(msgs: readonly Msg[], extraSystem: number | nu
   let system = extraSystem ?? 0;
   let total = extraSystem ?? 0;
   const tools: Record<string, number> = {};
+  // names of the latest message's tool calls not answered yet, in call order
+  let pending: Array<string | null> = [];
   for (const m of msgs) {
     const isSystem = m.role === 'system' || m.role === 'developer';
+    const calls = m.blocks.filter((b) => b.kind === 'tool_call');
+    if (calls.length > 0) pending = calls.map((b) => b.name);
     for (const b of m.blocks) {
       total += b.size;
       if (isSystem) system += b.size;
       if (b.kind === 'tool_result') {
-        const name = b.name ?? (b.id !== null ? names.get(b.id) : undefined) ?? 'unknown';
+        const byId = b.id !== null ? names.get(b.id) : undefined;
+        const byOrder = b.id === null ? pending.shift() : undefined;
+        const name = b.name ?? byId ?? byOrder ?? 'unknown';
         tools[name] = (tools[name] ?? 0) + b.size;
       }
     }
@@ -101,10 +111,30 @@ function vercelToolCalls(attrs: Attributes): Msg[] | null {
 }
 
 /**
+ * Langfuse `langfuse.observation.output` of a generation: the provider's message object
+ * (`{ role, content, tool_calls }`), or the text alone for a streamed answer.
+ */
+function langfuseOutput(attrs: Attributes): Msg[] | null {
+  const raw = attrs['langfuse.observation.output'];
+  if (raw === undefined) return null;
+  const parsed = json(raw);
+  if (isObj(parsed)) return [fromProviderMessage(parsed)];
+  if (Array.isArray(parsed)) return fromProviderRequest(parsed);
+  const text = typeof parsed === 'string' ? parsed : typeof raw === 'string' ? raw : '';
+  return [
+    {
+      role: 'assistant',
+      blocks: [{ kind: 'text', size: text.length, id: null, name: null, text: null }],
+    },
+  ];
+}
+
+/**
  * Reads the content of an LLM span, first format present wins for the input:
  * `gen_ai.input.messages` (+ `gen_ai.system_instructions`), OpenInference
  * `llm.input_messages.N.*`, Traceloop `gen_ai.prompt.N.*`, Vercel `ai.prompt.messages`,
- * OpenInference raw `input.value`. Each JSON attribute is parsed at most once.
+ * OpenInference raw `input.value`, Langfuse `langfuse.observation.input` (the request's
+ * `{ messages }`). Each JSON attribute is parsed at most once.
  */
 export function analyzeContent(attrs: Attributes): ContentAnalysis {
   const fam = scanIndexed(attrs);
@@ -125,7 +155,7 @@ export function analyzeContent(attrs: Attributes): ContentAnalysis {
     if (v !== undefined) inputMsgs = fromProviderRequest(json(v));
   }
   if (inputMsgs === null) {
-    const v = attrs['input.value'];
+    const v = attrs['input.value'] ?? attrs['langfuse.observation.input'];
     if (v !== undefined) inputMsgs = fromProviderRequest(json(v));
   }
 
@@ -135,6 +165,7 @@ export function analyzeContent(attrs: Attributes): ContentAnalysis {
   if (outputMsgs === null && fam.oiOut !== null) outputMsgs = fromOpenInference(fam.oiOut);
   if (outputMsgs === null && fam.tlOut !== null) outputMsgs = fromTraceloop(fam.tlOut);
   if (outputMsgs === null) outputMsgs = vercelToolCalls(attrs);
+  if (outputMsgs === null) outputMsgs = langfuseOutput(attrs);
 
   const tc = lastToolCall(outputMsgs);
   return {

@@ -15,6 +15,7 @@ export type RoleRule =
   | 'traceloop'
   | 'claude_code'
   | 'vercel'
+  | 'langfuse'
   | 'span_name'
   | 'usage_only'
   | 'none';
@@ -48,6 +49,14 @@ const OPENINFERENCE: ReadonlyMap<string, SpanRole> = new Map<string, SpanRole>([
   ['TOOL', 'tool'],
   ['AGENT', 'agent_step'],
   ['CHAIN', 'agent_step'],
+]);
+
+/** Langfuse SDK `langfuse.observation.type` (@langfuse/tracing 5.x observation types). */
+const LANGFUSE: ReadonlyMap<string, SpanRole> = new Map<string, SpanRole>([
+  ['generation', 'llm_call'],
+  ['tool', 'tool'],
+  ['agent', 'agent_step'],
+  ['chain', 'agent_step'],
 ]);
 
 const NAMES: ReadonlyMap<string, SpanRole> = new Map<string, SpanRole>([
@@ -124,6 +133,10 @@ export function classifyRole(name: string, attrs: Attributes): RoleDecision {
   const oi = attrs['openinference.span.kind'];
   if (typeof oi === 'string' && oi !== '') {
     return { role: OPENINFERENCE.get(oi.toUpperCase()) ?? 'other', rule: 'openinference' };
+  }
+  const lf = attrs['langfuse.observation.type'];
+  if (typeof lf === 'string' && lf !== '') {
+    return { role: LANGFUSE.get(lf) ?? 'other', rule: 'langfuse' };
   }
   const tl = attrs['traceloop.span.kind'];
   if (tl === 'tool') return { role: 'tool', rule: 'traceloop' };

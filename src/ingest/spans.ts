@@ -58,7 +58,7 @@ function hasGenAiKey(attrs: Attributes): boolean {
     if (c === 103 /* g */) {
       if (k.startsWith('gen_ai.')) return true;
     } else if (c === 108 /* l */) {
-      if (k.startsWith('llm.')) return true;
+      if (k.startsWith('llm.') || k.startsWith('langfuse.observation.')) return true;
     } else if (c === 97 /* a */) {
       if (k.startsWith('ai.')) return true;
     } else if (c === 99 /* c */) {
@@ -76,6 +76,7 @@ function producerOf(span: Span, rule: RoleRule): string {
   if (rule === 'openinference' || a['openinference.span.kind'] !== undefined)
     return 'openinference';
   if (rule === 'vercel' || span.name.startsWith('ai.')) return 'vercel';
+  if (rule === 'langfuse') return 'langfuse';
   if (
     rule === 'traceloop' ||
     a['llm.request.type'] !== undefined ||
@@ -107,6 +108,7 @@ const TOOL_RESULT_KEYS = [
   'output.value',
   'traceloop.entity.output',
   'gcp.vertex.agent.tool_response',
+  'langfuse.observation.output',
 ];
 
 /** Resolves conversation, agent and run for spans of one batch, with per-trace memo. */
@@ -308,7 +310,11 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
   const span = n.span;
   const a = span.attributes;
   const producer = producerOf(span, n.rule);
-  const usage = contextUsage(readRawUsage(a), producer === 'claude_code');
+  // Claude Code and Langfuse count input tokens without the cache (docs/producers.md)
+  const usage = contextUsage(
+    readRawUsage(a),
+    producer === 'claude_code' || producer === 'langfuse',
+  );
   const reqModel = requestModel(a);
   const resModel = responseModel(a, reqModel);
   const win = contextWindowFor(resModel, usage.contextTokens, ctx.windowOverrides);

@@ -68,8 +68,44 @@ function providerMetadataCacheWrite(attrs: Attributes): number | null {
   return isObj(a) ? numField(a, 'cacheCreationInputTokens') : null;
 }
 
+/** Cache keys of Langfuse `usage_details` (OpenAI integration: `input_cached_tokens`). */
+const LANGFUSE_CACHE_READ = ['input_cached_tokens', 'input_cache_read', 'cache_read_input_tokens'];
+const LANGFUSE_CACHE_WRITE = [
+  'input_cache_creation',
+  'input_cache_write',
+  'cache_creation_input_tokens',
+];
+
+function firstField(o: Record<string, unknown>, keys: readonly string[]): number | null {
+  for (const k of keys) {
+    const n = numField(o, k);
+    if (n !== null) return n;
+  }
+  return null;
+}
+
+/**
+ * Langfuse SDK usage: the JSON object `langfuse.observation.usage_details`. Its `input`
+ * excludes cached tokens (the OpenAI integration subtracts `cached_tokens` from
+ * `prompt_tokens`); cache counts are separate keys. Null when the attribute is absent.
+ */
+function langfuseUsage(attrs: Attributes): RawUsage | null {
+  const raw = attrs['langfuse.observation.usage_details'];
+  if (raw === undefined) return null;
+  const u = json(raw);
+  if (!isObj(u)) return null;
+  return {
+    inputTokensRaw: numField(u, 'input'),
+    cacheReadTokens: firstField(u, LANGFUSE_CACHE_READ),
+    cacheWriteTokens: firstField(u, LANGFUSE_CACHE_WRITE),
+    outputTokens: numField(u, 'output'),
+  };
+}
+
 /** Reads the raw token counts of a span or log record (conventions §9.3 order). */
 export function readRawUsage(attrs: Attributes): RawUsage {
+  const lf = langfuseUsage(attrs);
+  if (lf !== null) return lf;
   const cw =
     firstNum(attrs, CACHE_WRITE)?.value ??
     providerMetadataCacheWrite(attrs) ??
@@ -138,7 +174,10 @@ export function hasUsageKeys(attrs: Attributes): boolean {
   return false;
 }
 
-/** Request model (§9.3): `gen_ai.request.model` → `llm.request.model_name` → `ai.model.id` → `model` → `llm.model_name`. */
+/**
+ * Request model (§9.3): `gen_ai.request.model` → `llm.request.model_name` → `ai.model.id` →
+ * `model` → `llm.model_name` → `langfuse.observation.model.name`.
+ */
 export function requestModel(attrs: Attributes): string | null {
   return firstStr(attrs, [
     'gen_ai.request.model',
@@ -146,6 +185,7 @@ export function requestModel(attrs: Attributes): string | null {
     'ai.model.id',
     'model',
     'llm.model_name',
+    'langfuse.observation.model.name',
   ]);
 }
 
@@ -176,7 +216,8 @@ export function provider(attrs: Attributes): string | null {
 /**
  * The requested output limit: `gen_ai.request.max_tokens`, `gen_ai.request.max_output_tokens`,
  * `llm.request.max_tokens`, `ai.settings.maxOutputTokens`/`maxTokens`, else
- * `llm.invocation_parameters` JSON (`max_tokens`, `max_completion_tokens`, `max_output_tokens`).
+ * `llm.invocation_parameters` or Langfuse `langfuse.observation.model.parameters` JSON
+ * (`max_tokens`, `max_completion_tokens`, `max_output_tokens`).
  */
 export function maxOutputTokens(attrs: Attributes): number | null {
   const direct = firstNum(attrs, [
@@ -187,7 +228,7 @@ export function maxOutputTokens(attrs: Attributes): number | null {
     'ai.settings.maxTokens',
   ]);
   if (direct !== null) return direct.value;
-  const raw = attrs['llm.invocation_parameters'];
+  const raw = attrs['llm.invocation_parameters'] ?? attrs['langfuse.observation.model.parameters'];
   if (raw === undefined) return null;
   const p = json(raw);
   if (!isObj(p)) return null;

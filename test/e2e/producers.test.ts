@@ -18,6 +18,8 @@ import {
 import { PRODUCERS, type ProducerName } from '../helpers/producers/index.ts';
 import * as anthropicSdk from '../helpers/producers/anthropic-sdk.ts';
 import * as claudeCode from '../helpers/producers/claude-code.ts';
+import * as langchainOpenInference from '../helpers/producers/langchain-openinference.ts';
+import * as langfuse from '../helpers/producers/langfuse.ts';
 import { AGENT_SESSION } from '../helpers/producers/openinference-agents.ts';
 import * as openInference from '../helpers/producers/openinference.ts';
 import { RESPONSES_CONVERSATION, type OtelGenaiRun } from '../helpers/producers/otel-genai.ts';
@@ -26,6 +28,8 @@ import * as traceloopOpenai from '../helpers/producers/traceloop-openai.ts';
 import * as vercelAi from '../helpers/producers/vercel-ai.ts';
 import { anthropicSdkRows } from './producers/anthropic-sdk.ts';
 import { claudeCodeRows } from './producers/claude-code.ts';
+import { langchainOpenInferenceRows } from './producers/langchain-openinference.ts';
+import { langfuseRows } from './producers/langfuse.ts';
 import { openInferenceAgentsRows } from './producers/openinference-agents.ts';
 import { openInferenceRows } from './producers/openinference.ts';
 import { otelGenaiRows } from './producers/otel-genai.ts';
@@ -130,6 +134,35 @@ const TABLE: Array<Row<unknown>> = [
     }),
     findings: FINDING,
     checks: anthropicSdkRows,
+  }),
+  row<void>({
+    name: 'langchain-openinference',
+    conversations: () => ({
+      loop: langchainOpenInference.LOOP_SESSION,
+      finding: langchainOpenInference.FINDING_SESSION,
+    }),
+    findings: [
+      ...FINDING,
+      // calls 7→8 of the loop: 29,000 → 6,000 tokens with no compaction marker
+      ['loop', 'history_lost', 'warning', 'lost', null],
+      // call 6: a tool call cut at the output limit (critical), call 5: a cut text
+      ['loop', 'output_cut_off', 'critical', null, null],
+      ['loop', 'output_cut_off', 'warning', null, null],
+      // read_file's 3,000 chars in the input of calls 2–4 (the tool named by message order)
+      ['loop', 'tool_takeover', 'warning', null, 'read_file'],
+    ],
+    checks: langchainOpenInferenceRows,
+  }),
+  row<void>({
+    name: 'langfuse',
+    conversations: () => ({ loop: langfuse.LOOP_SESSION, finding: langfuse.FINDING_SESSION }),
+    // no finish reason anywhere: output_cut_off is blind (the cut calls 5, 6 and "finding" 2)
+    findings: [
+      ['finding', 'context_too_full', 'warning', null, null],
+      ['loop', 'history_lost', 'warning', 'lost', null],
+      ['loop', 'tool_takeover', 'warning', null, 'read_file'],
+    ],
+    checks: langfuseRows,
   }),
   row<void>({
     name: 'claude-code',

@@ -1,6 +1,8 @@
 /** Every producer of the end-to-end harness, by name (the file and fixture names). */
 import { runAnthropicSdk } from './anthropic-sdk.ts';
 import { runClaudeCode } from './claude-code.ts';
+import { runLangchainOpenInference } from './langchain-openinference.ts';
+import { runLangfuse } from './langfuse.ts';
 import { runOpenInferenceAgents } from './openinference-agents.ts';
 import { runOpenInference } from './openinference.ts';
 import { runOtelGenai } from './otel-genai.ts';
@@ -49,6 +51,16 @@ export const PRODUCERS = {
   'anthropic-sdk': {
     packages: '@anthropic-ai/sdk 1.14.0 own spans (contentMode: content)',
     run: runAnthropicSdk,
+  },
+  'langchain-openinference': {
+    packages:
+      '@arizeai/openinference-instrumentation-langchain 4.1.1 + @langchain/core 1.4.0 + @langchain/openai 1.5.8',
+    run: runLangchainOpenInference,
+  },
+  langfuse: {
+    packages:
+      '@langfuse/otel 5.11.1 (LangfuseSpanProcessor, OTLP exporter to rotscope) + @langfuse/tracing 5.11.1 + @langfuse/openai 5.11.1 + openai 6.49.0',
+    run: runLangfuse,
   },
   'claude-code': {
     packages:
