@@ -19,7 +19,11 @@ Usage:
                                              create an API token (printed once); beside a running
                                              server on the same data directory, through that server
                                              (with an admin token once tokens exist: --token or ROTSCOPE_TOKEN)
-  rotscope statusline                        Claude Code status line: how full the context window is (JSON on stdin)
+  rotscope statusline                        Claude Code status line: repo, branch and how full the context window is (JSON on stdin)
+  rotscope hook                              Claude Code hook (PreCompact, SessionStart, PostCompact; JSON on stdin):
+                                             logs compactions, tells a rotscope server (ROTSCOPE_URL, ROTSCOPE_TOKEN)
+  rotscope claude-code install [--user|--project] [--uninstall] [--dry-run]
+                                             add (or remove) the status line and hooks in Claude Code's settings.json
   rotscope analyze FILE... [--json] [--fail-on SEVERITY]
                                              run the detectors offline on transcripts / OTLP JSON files
   rotscope import FILE... [--workspace W]    import Claude Code transcripts (.jsonl) into the store
@@ -193,7 +197,15 @@ export async function run(
     }
     case 'statusline': {
       const { statuslineCommand } = await import('./statusline.ts');
-      return statuslineCommand((await io.readStdin?.()) ?? '', io);
+      return statuslineCommand((await io.readStdin?.()) ?? '', io, env);
+    }
+    case 'hook': {
+      const { hookCommand } = await import('./hook.ts');
+      return hookCommand((await io.readStdin?.()) ?? '', io, env);
+    }
+    case 'claude-code': {
+      const { claudeCodeCommand } = await import('./claude-code-install.ts');
+      return claudeCodeCommand(rest, io, env);
     }
     case 'analyze': {
       const { analyzeCommand } = await import('./analyze.ts');

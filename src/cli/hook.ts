@@ -1,0 +1,355 @@
+/**
+ * `rotscope hook`: Claude Code's compaction hooks (JSON on stdin, conventions §5.4).
+ *
+ * - `PreCompact` appends one line to the compaction log (ROTSCOPE_COMPACTION_LOG, default
+ *   `~/.rotscope/compactions.log`):
+ *   `2026-09-04 03:07:33  trigger=auto  tokens=807,693  transcript=566.5MB  session=80 days`
+ *   (tokens from the transcript's tail, the session's age from its head), and shows it in the
+ *   tmux status bar when run inside tmux (`$TMUX`).
+ * - With a rotscope server configured (ROTSCOPE_URL, ROTSCOPE_TOKEN), `SessionStart` with
+ *   `source=compact` or `PostCompact` sends one compaction span over OTLP/HTTP JSON:
+ *   `gen_ai.operation.name=compaction`, `session.id` (the conversation), trigger, tokens before
+ *   and after, the summary's size, and its text only when ROTSCOPE_CAPTURE_CONTENT=1. Both hooks
+ *   derive the same span id from the compaction, so the server stores it once. A server that is
+ *   down costs at most 1 s.
+ *
+ * It never blocks compaction: the exit code is always 0, and every error is written to the log.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  appendFileSync,
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { lastUsage } from './statusline.ts';
+
+type Env = Record<string, string | undefined>;
+type Obj = Record<string, unknown>;
+
+/** How long the server may take (ms) before the hook gives up. */
+const SERVER_TIMEOUT_MS = 1000;
+/** How much of the transcript's head and tail is read for the session's start and the boundary. */
+const HEAD_BYTES = 64 * 1024;
+const TAIL_BYTES = 2 * 1024 * 1024;
+
+const obj = (v: unknown): Obj | undefined =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const int = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : null;
+
+/** The compaction log's path. */
+export function compactionLogPath(env: Env): string {
+  return (
+    str(env.ROTSCOPE_COMPACTION_LOG) ??
+    path.join(str(env.HOME) ?? homedir(), '.rotscope', 'compactions.log')
+  );
+}
+
+/** `2026-09-04 03:07:33`, local time. */
+export function logTimestamp(date: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${p(date.getMonth() + 1)}-${p(date.getDate())} ${p(date.getHours())}:${p(date.getMinutes())}:${p(date.getSeconds())}`;
+}
+
+/** 566.5MB, 12.0KB, 1.2GB (binary units). */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes}B` : `${value.toFixed(1)}${units[unit]}`;
+}
+
+/** 80 days, 1 day, 5 hours, 12 min, 30 s. */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  if (s >= 86_400) return plural(Math.floor(s / 86_400), 'day');
+  if (s >= 3600) return plural(Math.floor(s / 3600), 'hour');
+  if (s >= 60) return `${Math.floor(s / 60)} min`;
+  return `${s} s`;
+}
+
+/** Bytes [start, start+length) of a file, as complete lines (the cut first or last line dropped). */
+function readLines(
+  file: string,
+  from: 'head' | 'tail',
+  length: number,
+): { lines: string[]; size: number } {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const start = from === 'head' ? 0 : Math.max(0, size - length);
+    const buffer = Buffer.alloc(Math.min(length, size - start));
+    readSync(fd, buffer, 0, buffer.length, start);
+    const lines = buffer.toString('utf8').split('\n');
+    if (from === 'head' && start + buffer.length < size) lines.pop();
+    if (from === 'tail' && start > 0) lines.shift();
+    return { lines, size };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function parse(line: string): Obj | undefined {
+  try {
+    return obj(JSON.parse(line));
+  } catch {
+    return undefined;
+  }
+}
+
+/** When the session began: the first timestamp in the transcript's head. */
+function sessionStart(transcript: string): Date | null {
+  for (const line of readLines(transcript, 'head', HEAD_BYTES).lines) {
+    const ts = str(parse(line)?.timestamp);
+    if (ts !== undefined && !Number.isNaN(Date.parse(ts))) return new Date(ts);
+  }
+  return null;
+}
+
+/** The last compaction written in the transcript's tail: its boundary and summary. */
+interface Boundary {
+  uuid: string | null;
+  trigger: string | null;
+  preTokens: number | null;
+  postTokens: number | null;
+  summary: string | null;
+}
+
+function lastBoundary(transcript: string): Boundary | null {
+  const { lines } = readLines(transcript, 'tail', TAIL_BYTES);
+  let found: Boundary | null = null;
+  for (const line of lines) {
+    if (line.includes('"compact_boundary"')) {
+      const entry = parse(line);
+      if (entry?.subtype !== 'compact_boundary' || entry.isSidechain === true) continue;
+      const meta = obj(entry.compactMetadata);
+      found = {
+        uuid: str(entry.uuid) ?? null,
+        trigger: str(meta?.trigger) ?? null,
+        preTokens: int(meta?.preTokens),
+        postTokens: int(meta?.postTokens),
+        summary: null,
+      };
+    } else if (found && found.summary === null && line.includes('"isCompactSummary"')) {
+      const content = obj(parse(line)?.message)?.content;
+      found.summary =
+        typeof content === 'string'
+          ? content
+          : Array.isArray(content)
+            ? content.map((part) => str(obj(part)?.text) ?? '').join('')
+            : null;
+    }
+  }
+  return found;
+}
+
+/** What PreCompact leaves for the hook that runs after the compaction. */
+interface Pending {
+  trigger: string | null;
+  tokensBefore: number | null;
+  atMs: number;
+}
+
+function pendingPath(logPath: string, sessionId: string): string {
+  return path.join(path.dirname(logPath), 'pending', `${sessionId.replace(/[^\w-]/g, '_')}.json`);
+}
+
+/** Shows `text` in the tmux status bar; spawns tmux only inside tmux. Resolves with an error text or null. */
+function tmuxMessage(text: string, env: Env): Promise<string | null> {
+  if (!str(env.TMUX)) return Promise.resolve(null);
+  return new Promise((resolve) =>
+    execFile('tmux', ['display-message', text], { timeout: SERVER_TIMEOUT_MS }, (error) =>
+      resolve(error ? `tmux display-message failed: ${error.message}` : null),
+    ),
+  );
+}
+
+const hex = (text: string, length: number) =>
+  createHash('sha256').update(text).digest('hex').slice(0, length);
+
+/** The compaction span as OTLP/HTTP JSON (DESIGN §5: role compaction, session.id as conversation). */
+export function compactionSpan(c: {
+  sessionId: string;
+  key: string;
+  startMs: number;
+  endMs: number;
+  trigger: string | null;
+  tokensBefore: number | null;
+  tokensAfter: number | null;
+  summary: string | null;
+  captureContent: boolean;
+}): unknown {
+  const attributes: Array<{ key: string; value: Obj }> = [
+    { key: 'gen_ai.operation.name', value: { stringValue: 'compaction' } },
+    { key: 'session.id', value: { stringValue: c.sessionId } },
+  ];
+  const add = (key: string, value: string | number | null) => {
+    if (value === null) return;
+    attributes.push({
+      key,
+      value: typeof value === 'number' ? { intValue: String(value) } : { stringValue: value },
+    });
+  };
+  add('rotscope.compaction.trigger', c.trigger);
+  add('rotscope.compaction.tokens_before', c.tokensBefore);
+  add('rotscope.compaction.tokens_after', c.tokensAfter);
+  add('rotscope.compaction.summary_size', c.summary === null ? null : c.summary.length);
+  if (c.captureContent) add('rotscope.compaction.summary', c.summary);
+  const ns = (ms: number) => `${BigInt(Math.round(ms)) * 1_000_000n}`;
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] },
+        scopeSpans: [
+          {
+            scope: { name: 'rotscope-hook' },
+            spans: [
+              {
+                traceId: hex(`session:${c.sessionId}`, 32),
+                spanId: hex(`compaction:${c.sessionId}:${c.key}`, 16),
+                name: 'rotscope.compaction',
+                kind: 1,
+                startTimeUnixNano: ns(c.startMs),
+                endTimeUnixNano: ns(c.endMs),
+                attributes,
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/** POSTs the span to `${ROTSCOPE_URL}/v1/traces`; an error text on failure, else null. */
+async function sendSpan(body: unknown, env: Env): Promise<string | null> {
+  const url = `${str(env.ROTSCOPE_URL)!.replace(/\/+$/, '')}/v1/traces`;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const token = str(env.ROTSCOPE_TOKEN);
+  if (token) headers.authorization = `Bearer ${token}`;
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
+    });
+    if (response.ok) return null;
+    return `${url} answered ${response.status}: ${(await response.text()).slice(0, 200)}`;
+  } catch (error) {
+    const cause = (error as { cause?: { message?: string } }).cause?.message;
+    return `${url} unreachable: ${(error as Error).message}${cause ? ` (${cause})` : ''}`;
+  }
+}
+
+/** PreCompact: the log line (and tmux), and what the post-compaction hook needs. */
+async function preCompact(input: Obj, env: Env, log: (text: string) => void, now: Date) {
+  const transcript = str(input.transcript_path);
+  const trigger = str(input.trigger) ?? 'unknown';
+  let tokens: number | null = null;
+  let size: number | null = null;
+  let started: Date | null = null;
+  if (transcript !== undefined) {
+    try {
+      tokens = lastUsage(transcript)?.tokens ?? null;
+      size = readLines(transcript, 'head', 0).size;
+      started = sessionStart(transcript);
+    } catch (error) {
+      log(`error=PreCompact: cannot read ${transcript}: ${(error as Error).message}`);
+    }
+  }
+  const line = [
+    `trigger=${trigger}`,
+    `tokens=${tokens === null ? 'unknown' : tokens.toLocaleString('en-US')}`,
+    `transcript=${size === null ? 'unknown' : formatBytes(size)}`,
+    `session=${started === null ? 'unknown' : formatAge(now.getTime() - started.getTime())}`,
+  ].join('  ');
+  log(line);
+  const tmuxError = await tmuxMessage(`rotscope: compaction ${line}`, env);
+  if (tmuxError) log(`error=${tmuxError}`);
+  const sessionId = str(input.session_id);
+  if (str(env.ROTSCOPE_URL) && sessionId !== undefined) {
+    const pending: Pending = { trigger, tokensBefore: tokens, atMs: now.getTime() };
+    const file = pendingPath(compactionLogPath(env), sessionId);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(pending));
+  }
+}
+
+/** SessionStart(source=compact) / PostCompact: the compaction span to the server. */
+async function afterCompact(input: Obj, env: Env, log: (text: string) => void, now: Date) {
+  const sessionId = str(input.session_id);
+  if (!str(env.ROTSCOPE_URL) || sessionId === undefined) return;
+  const file = pendingPath(compactionLogPath(env), sessionId);
+  let pending: Pending | null = null;
+  try {
+    pending = JSON.parse(readFileSync(file, 'utf8')) as Pending;
+  } catch {
+    pending = null; // PreCompact not installed or already consumed: the transcript tells the rest
+  }
+  const transcript = str(input.transcript_path);
+  const boundary = transcript === undefined ? null : lastBoundary(transcript);
+  const summary = str(input.compact_summary) ?? boundary?.summary ?? null;
+  const body = compactionSpan({
+    sessionId,
+    key: boundary?.uuid ?? String(pending?.atMs ?? now.getTime()),
+    startMs: pending?.atMs ?? now.getTime(),
+    endMs: now.getTime(),
+    trigger: pending?.trigger ?? str(input.trigger) ?? boundary?.trigger ?? null,
+    tokensBefore: pending?.tokensBefore ?? boundary?.preTokens ?? null,
+    tokensAfter: boundary?.postTokens ?? null,
+    summary,
+    captureContent: env.ROTSCOPE_CAPTURE_CONTENT === '1',
+  });
+  const error = await sendSpan(body, env);
+  if (error) log(`error=compaction span not sent: ${error}  session_id=${sessionId}`);
+  // The pending file stays: PostCompact and SessionStart(compact) both run and must send the
+  // same span (same id); the next PreCompact overwrites it.
+}
+
+/**
+ * The whole command. Always returns 0 (a hook must never block compaction); what goes wrong is
+ * appended to the compaction log, and to stderr only when the log itself cannot be written.
+ */
+export async function hookCommand(
+  stdin: string,
+  io: { stderr: (text: string) => void },
+  env: Env,
+  now: () => Date = () => new Date(),
+): Promise<number> {
+  const logPath = compactionLogPath(env);
+  const log = (text: string) => {
+    try {
+      mkdirSync(path.dirname(logPath), { recursive: true });
+      appendFileSync(logPath, `${logTimestamp(now())}  ${text}\n`);
+    } catch (error) {
+      io.stderr(`rotscope hook: cannot write ${logPath}: ${(error as Error).message}\n${text}\n`);
+    }
+  };
+  let event = 'unknown';
+  try {
+    const input = obj(JSON.parse(stdin));
+    if (!input) throw new Error('hook input is not a JSON object');
+    event = str(input.hook_event_name) ?? 'unknown';
+    if (event === 'PreCompact') await preCompact(input, env, log, now());
+    else if (event === 'PostCompact' || (event === 'SessionStart' && input.source === 'compact'))
+      await afterCompact(input, env, log, now());
+  } catch (error) {
+    log(`error=${event}: ${(error as Error).message}`);
+  }
+  return 0;
+}

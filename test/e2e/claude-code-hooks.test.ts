@@ -1,0 +1,221 @@
+/**
+ * `rotscope hook` as Claude Code runs it: the real bin/rotscope.js in a child process, hook JSON
+ * on stdin (conventions §5.4), a real 2.1.197 transcript, the compaction log, tmux, and a real
+ * `rotscope serve` child receiving the compaction span.
+ */
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+import { startChildServer, type ChildServer } from '../helpers/child-server.ts';
+
+const REAL = fileURLToPath(
+  new URL('../fixtures/real/claude-code-2.1.197/compaction/transcript.jsonl', import.meta.url),
+);
+const SESSION = 'b65632f5-baa4-4ca8-a5cb-323b2adfd76d';
+const DAY = 86_400_000;
+const LINE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}/;
+
+let dir: string;
+/** The real session up to its first auto-compaction (172,000 tokens), started 80 days ago. */
+let before: string;
+/** The same session after the compaction: boundary and summary written. */
+let after: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'rotscope-e2e-hook-'));
+  const lines = readFileSync(REAL, 'utf8').split('\n');
+  const aged = lines.map((line, i) => {
+    if (i > 1 || line === '') return line;
+    const entry = JSON.parse(line);
+    entry.timestamp = new Date(Date.now() - 80 * DAY - 3_600_000).toISOString();
+    return JSON.stringify(entry);
+  });
+  before = path.join(dir, 'before.jsonl');
+  writeFileSync(before, aged.slice(0, 14).join('\n') + '\n');
+  after = path.join(dir, 'after.jsonl');
+  writeFileSync(after, aged.slice(0, 17).join('\n') + '\n');
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const hookInput = (event: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    session_id: SESSION,
+    transcript_path: before,
+    cwd: dir,
+    permission_mode: 'default',
+    hook_event_name: event,
+    ...extra,
+  });
+
+function freshLog(name: string): string {
+  return path.join(dir, name, 'compactions.log');
+}
+
+describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
+  it('PreCompact appends the line to the compaction log: tokens from the tail, age from the head', async () => {
+    const log = freshLog('pre');
+    const result = await runCli(['hook'], {
+      stdin: hookInput('PreCompact', { trigger: 'auto', custom_instructions: '' }),
+      env: { ROTSCOPE_COMPACTION_LOG: log, TMUX: '', ROTSCOPE_URL: '' },
+    });
+    expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
+    const size = readFileSync(before).length;
+    const lines = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.replace(LINE, '')).toBe(
+      `trigger=auto  tokens=172,000  transcript=${(size / 1024).toFixed(1)}KB  session=80 days`,
+    );
+  });
+
+  it('the default log is ~/.rotscope/compactions.log', async () => {
+    const home = path.join(dir, 'home');
+    mkdirSync(home);
+    const result = await runCli(['hook'], {
+      stdin: hookInput('PreCompact', { trigger: 'manual' }),
+      env: { HOME: home, ROTSCOPE_COMPACTION_LOG: '', TMUX: '', ROTSCOPE_URL: '' },
+    });
+    expect(result.code).toBe(0);
+    expect(readFileSync(path.join(home, '.rotscope', 'compactions.log'), 'utf8')).toContain(
+      'trigger=manual  tokens=172,000',
+    );
+  });
+
+  it('shows the line in the tmux status bar only inside tmux', async () => {
+    const bin = path.join(dir, 'fakebin');
+    mkdirSync(bin);
+    const calls = path.join(dir, 'tmux-calls.txt');
+    // A recorder named tmux on PATH: what the hook asked tmux to display.
+    writeFileSync(
+      path.join(bin, 'tmux'),
+      `#!/bin/sh\nprintf '%s|' "$@" >> ${JSON.stringify(calls)}\necho >> ${JSON.stringify(calls)}\n`,
+    );
+    chmodSync(path.join(bin, 'tmux'), 0o755);
+    const env = {
+      PATH: `${bin}:${process.env.PATH}`,
+      ROTSCOPE_COMPACTION_LOG: freshLog('tmux'),
+      ROTSCOPE_URL: '',
+    };
+    await runCli(['hook'], {
+      stdin: hookInput('PreCompact', { trigger: 'auto' }),
+      env: { ...env, TMUX: '' },
+    });
+    expect(() => readFileSync(calls)).toThrow(); // not inside tmux: tmux never spawned
+    const inside = await runCli(['hook'], {
+      stdin: hookInput('PreCompact', { trigger: 'auto' }),
+      env: { ...env, TMUX: '/tmp/tmux-0/default,123,0' },
+    });
+    expect(inside.code).toBe(0);
+    expect(readFileSync(calls, 'utf8')).toMatch(
+      /^display-message\|rotscope: compaction trigger=auto {2}tokens=172,000 {2}transcript=[\d.]+KB {2}session=80 days\|\n$/,
+    );
+  });
+
+  it('fails loud into the log and never blocks: bad input, a missing transcript, exit 0', async () => {
+    const log = freshLog('errors');
+    const env = { ROTSCOPE_COMPACTION_LOG: log, TMUX: '', ROTSCOPE_URL: '' };
+    const bad = await runCli(['hook'], { stdin: 'not json', env });
+    const missing = await runCli(['hook'], {
+      stdin: hookInput('PreCompact', {
+        trigger: 'auto',
+        transcript_path: path.join(dir, 'gone.jsonl'),
+      }),
+      env,
+    });
+    expect([bad.code, missing.code]).toEqual([0, 0]);
+    const lines = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.replace(LINE, ''));
+    expect(lines[0]).toMatch(/^error=unknown: .*JSON/);
+    expect(lines[1]).toMatch(/^error=PreCompact: cannot read .*gone\.jsonl: ENOENT/);
+    expect(lines[2]).toBe('trigger=auto  tokens=unknown  transcript=unknown  session=unknown');
+  });
+
+  describe('with a rotscope server (ROTSCOPE_URL)', () => {
+    let server: ChildServer;
+    let dataDir: string;
+    beforeAll(async () => {
+      dataDir = mkdtempSync(path.join(tmpdir(), 'rotscope-e2e-hook-server-'));
+      server = await startChildServer({ ROTSCOPE_DATA_DIR: dataDir });
+    });
+    afterAll(async () => {
+      server.process.kill('SIGTERM');
+      await server.exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('PreCompact + SessionStart(compact) + PostCompact store one compaction of the session', async () => {
+      const env = {
+        ROTSCOPE_COMPACTION_LOG: freshLog('server'),
+        ROTSCOPE_URL: server.url,
+        TMUX: '',
+      };
+      const pre = await runCli(['hook'], {
+        stdin: hookInput('PreCompact', { trigger: 'auto' }),
+        env,
+      });
+      const start = await runCli(['hook'], {
+        stdin: hookInput('SessionStart', { source: 'compact', transcript_path: after }),
+        env,
+      });
+      const post = await runCli(['hook'], {
+        stdin: hookInput('PostCompact', { trigger: 'auto', transcript_path: after }),
+        env,
+      });
+      expect([pre, start, post].map((r) => r.code)).toEqual([0, 0, 0]);
+      expect(readFileSync(env.ROTSCOPE_COMPACTION_LOG, 'utf8')).not.toContain('error=');
+      const response = await fetch(`${server.url}/api/conversations/${SESSION}`);
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { compactions: Array<Record<string, unknown>> };
+      expect(body.compactions).toEqual([
+        expect.objectContaining({
+          conversationId: SESSION,
+          streamKey: `${SESSION}|main`,
+          evidence: 'span',
+          kind: 'summarize',
+          trigger: 'auto',
+          tokensBefore: 172_000,
+          summary: null,
+        }),
+      ]);
+    });
+
+    it('a server that accepts and never answers holds the hook 1 s at most, and is logged', async () => {
+      // How long the hook kept its connection open: from accept to the client closing it.
+      const held: Array<Promise<number>> = [];
+      const silent = createServer((socket) => {
+        const accepted = performance.now();
+        held.push(
+          new Promise((resolve) => socket.on('close', () => resolve(performance.now() - accepted))),
+        );
+        socket.on('error', () => {});
+        socket.resume(); // read (and drop) the request, so the client's close is seen
+      });
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const { port } = silent.address() as { port: number };
+      const log = freshLog('down');
+      try {
+        const result = await runCli(['hook'], {
+          stdin: hookInput('SessionStart', { source: 'compact', transcript_path: after }),
+          env: { ROTSCOPE_COMPACTION_LOG: log, ROTSCOPE_URL: `http://127.0.0.1:${port}`, TMUX: '' },
+        });
+        expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
+        expect(readFileSync(log, 'utf8')).toMatch(
+          new RegExp(
+            `error=compaction span not sent: http://127.0.0.1:${port}/v1/traces unreachable: .*session_id=${SESSION}`,
+          ),
+        );
+        // fetch may open a spare connection it closes at once; the request's own is held ~1 s.
+        const ms = Math.max(...(await Promise.all(held)));
+        expect(ms).toBeGreaterThan(900);
+        expect(ms).toBeLessThan(1_500);
+      } finally {
+        await new Promise((resolve) => silent.close(resolve));
+      }
+    });
+  });
+});

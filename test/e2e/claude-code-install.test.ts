@@ -1,0 +1,143 @@
+/**
+ * `rotscope claude-code install` as a user runs it (the real bin/rotscope.js, child processes):
+ * merged into an existing settings.json, a backup first, idempotent, --dry-run, --uninstall of
+ * ours only, --project; and the plugin folder's hooks match what install writes.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'rotscope-e2e-install-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A user's own settings: their hook and permissions must survive install and uninstall. */
+const USER_SETTINGS = {
+  permissions: { allow: ['Bash(npm test)'] },
+  hooks: {
+    PreCompact: [{ matcher: 'manual', hooks: [{ type: 'command', command: 'echo mine' }] }],
+    Stop: [{ matcher: '', hooks: [{ type: 'command', command: 'say done' }] }],
+  },
+};
+
+const read = (file: string) => JSON.parse(readFileSync(file, 'utf8'));
+
+describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () => {
+  it('merges into $CLAUDE_CONFIG_DIR/settings.json with a backup, and is idempotent', async () => {
+    const config = path.join(dir, 'user');
+    mkdirSync(config);
+    const file = path.join(config, 'settings.json');
+    writeFileSync(file, JSON.stringify(USER_SETTINGS, null, 2));
+    const env = { CLAUDE_CONFIG_DIR: config };
+
+    const dry = await runCli(['claude-code', 'install', '--dry-run'], { env });
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(`--- ${file}`);
+    expect(dry.stdout).toMatch(/^\+ {3}"statusLine": \{$/m);
+    expect(dry.stdout).toMatch(/^\+ .*rotscope\.js\\?" hook",?$/m);
+    expect(read(file)).toEqual(USER_SETTINGS); // nothing written
+    expect(readdirSync(config)).toEqual(['settings.json']);
+
+    const first = await runCli(['claude-code', 'install'], { env });
+    expect(first.code).toBe(0);
+    const settings = read(file);
+    expect(settings.permissions).toEqual(USER_SETTINGS.permissions);
+    expect(settings.statusLine).toEqual({
+      type: 'command',
+      command: expect.stringMatching(/rotscope-statusline\.cjs"$/),
+      padding: 0,
+    });
+    const hook = {
+      type: 'command',
+      command: expect.stringMatching(/rotscope\.js" hook$/),
+      timeout: 10,
+    };
+    expect(settings.hooks).toEqual({
+      PreCompact: [USER_SETTINGS.hooks.PreCompact[0], { matcher: '', hooks: [hook] }],
+      Stop: USER_SETTINGS.hooks.Stop,
+      PostCompact: [{ matcher: '', hooks: [hook] }],
+      SessionStart: [{ matcher: 'compact', hooks: [hook] }],
+    });
+    const backups = readdirSync(config).filter((f) =>
+      f.startsWith('settings.json.rotscope-backup-'),
+    );
+    expect(backups).toHaveLength(1);
+    expect(read(path.join(config, backups[0]!))).toEqual(USER_SETTINGS);
+
+    // The command written runs: Claude Code's status JSON in, the status line out.
+    const line = execFileSync('sh', ['-c', settings.statusLine.command], {
+      input: JSON.stringify({ context_window: { current_usage: { input_tokens: 50_000 } } }),
+      env: { ...process.env, ROTSCOPE_FROM_SOURCE: '1', NO_COLOR: '1' },
+      encoding: 'utf8',
+    });
+    expect(line).toBe('ctx 25% 50k/200k\n');
+
+    const again = await runCli(['claude-code', 'install'], { env });
+    expect(again.stdout).toContain('already installed');
+    expect(read(file)).toEqual(settings);
+    expect(readdirSync(config).filter((f) => f.includes('backup'))).toHaveLength(1);
+
+    const removed = await runCli(['claude-code', 'install', '--uninstall'], { env });
+    expect(removed.code).toBe(0);
+    expect(read(file)).toEqual(USER_SETTINGS);
+  });
+
+  it('--project writes .claude/settings.json of the current directory, creating it', async () => {
+    const project = path.join(dir, 'project');
+    mkdirSync(project);
+    // runCli has no working-directory option: the real bin, started in the project directory.
+    const out = execFileSync(
+      'sh',
+      [
+        '-c',
+        `cd ${JSON.stringify(project)} && ${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(ROOT, 'bin/rotscope.js'))} claude-code install --project`,
+      ],
+      { env: { ...process.env, ROTSCOPE_FROM_SOURCE: '1' }, encoding: 'utf8' },
+    );
+    expect(out).toContain(path.join(project, '.claude', 'settings.json'));
+    expect(Object.keys(read(path.join(project, '.claude', 'settings.json')).hooks)).toEqual([
+      'PreCompact',
+      'PostCompact',
+      'SessionStart',
+    ]);
+  });
+
+  it('refuses settings.json that is not JSON and leaves it alone; bad usage exits 2', async () => {
+    const config = path.join(dir, 'broken');
+    mkdirSync(config);
+    writeFileSync(path.join(config, 'settings.json'), '{ "hooks": ');
+    const result = await runCli(['claude-code', 'install'], { env: { CLAUDE_CONFIG_DIR: config } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('is not valid settings JSON');
+    expect(readFileSync(path.join(config, 'settings.json'), 'utf8')).toBe('{ "hooks": ');
+    const usage = await runCli(['claude-code', 'install', '--user', '--project']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('usage: rotscope claude-code install');
+  });
+
+  it('the plugin folder declares the same hooks as install', () => {
+    const plugin = read(path.join(ROOT, 'claude-code-plugin/.claude-plugin/plugin.json'));
+    expect(plugin.name).toBe('rotscope');
+    const hooks = read(path.join(ROOT, 'claude-code-plugin', plugin.hooks)).hooks;
+    expect(
+      Object.entries(hooks).map(([event, groups]) => [
+        event,
+        (groups as Array<{ matcher: string; hooks: Array<{ command: string }> }>).map((g) => [
+          g.matcher,
+          g.hooks.map((h) => h.command),
+        ]),
+      ]),
+    ).toEqual([
+      ['PreCompact', [['', ['rotscope hook']]]],
+      ['PostCompact', [['', ['rotscope hook']]]],
+      ['SessionStart', [['compact', ['rotscope hook']]]],
+    ]);
+  });
+});
