@@ -78,12 +78,14 @@ export interface CompactionDetails {
   tokensAfter: number | null;
   messagesKept: number | null;
   summary: string | null;
+  /** The summary's size when only the size was sent (`*summary_size`, content capture off). */
+  summarySize: number | null;
 }
 
 /**
  * Reads the details of a custom compaction span or event (§1.6): keys ending in
  * `tokens_before`/`before.tokens`/`pre_tokens`, `tokens_after`/`after.tokens`/`post_tokens`,
- * `messages_after`/`messages_kept`, `trigger`, `strategy`/`kind`, `summary`. Only called for
+ * `messages_after`/`messages_kept`, `trigger`, `strategy`/`kind`, `summary`, `summary_size`. Only called for
  * compaction spans and events, so the key scan is off the hot path.
  */
 export function readCompactionDetails(attrs: Attributes): CompactionDetails {
@@ -94,6 +96,7 @@ export function readCompactionDetails(attrs: Attributes): CompactionDetails {
     tokensAfter: null,
     messagesKept: null,
     summary: null,
+    summarySize: null,
   };
   for (const k in attrs) {
     const v = attrs[k];
@@ -122,6 +125,8 @@ export function readCompactionDetails(attrs: Attributes): CompactionDetails {
       d.trigger ??= normalizeTrigger(v);
     } else if (key.endsWith('strategy') || key.endsWith('compaction.kind') || key === 'kind') {
       d.kind = normalizeKind(v);
+    } else if (key.endsWith('summary_size') || key.endsWith('summary.size')) {
+      d.summarySize ??= toNum(v);
     } else if (key.endsWith('summary') && typeof v === 'string') {
       d.summary = v;
     }

@@ -24,6 +24,7 @@ import { stripAttributes, stripEvents } from './content.ts';
 import { claudeCodeAgentId, conversationIdOf, sideCallOf, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { analyzeContent } from './parts.ts';
+import { partsFromInputSizes } from './context-sizes.ts';
 import { partsFromBytes } from './tool-parts.ts';
 import { classifyRole, resolveAggregates, type RoleNode, type RoleRule } from './roles.ts';
 import {
@@ -301,7 +302,7 @@ function detailedCompaction(
     tokensBefore: d.tokensBefore,
     tokensAfter: d.tokensAfter,
     messagesKept: d.messagesKept,
-    summarySize: d.summary === null ? null : d.summary.length,
+    summarySize: d.summary === null ? d.summarySize : d.summary.length,
     summary: ctx.captureContent ? d.summary : null,
   });
 }
@@ -440,7 +441,7 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
           : false,
     outputToolName: content.outputToolName,
     maxOutputTokens: maxOutputTokens(a),
-    parts: content.parts ?? claudeCodeSystemParts(producer, a),
+    parts: content.parts ?? partsFromInputSizes(a) ?? claudeCodeSystemParts(producer, a),
     compacted: flag || ic !== null || usageCompaction,
   };
 }

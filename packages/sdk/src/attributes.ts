@@ -20,3 +20,6 @@ export const ATTR_COMPACTION_MESSAGES_KEPT = 'rotscope.compaction.messages_kept'
 export const ATTR_COMPACTION_SUMMARY = 'rotscope.compaction.summary';
 /** The summary's size in characters (UTF-16 code units): always, when a summary is given. */
 export const ATTR_COMPACTION_SUMMARY_SIZE = 'rotscope.compaction.summary_size';
+
+/** On an LLM span: the sizes of the input's parts, a JSON object of numbers (never text). */
+export const ATTR_INPUT_SIZES = 'rotscope.input.sizes';

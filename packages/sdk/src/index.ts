@@ -11,6 +11,12 @@ export {
   type CompactionMark,
   type CompactionTrigger,
 } from './compaction.js';
+export {
+  measureContext,
+  recordContextSizes,
+  type ChatRequest,
+  type ContextSizes,
+} from './context-sizes.js';
 export { configure, type RotscopeSdkOptions } from './config.js';
 export { RotscopeSpanProcessor, type StartingSpan } from './processor.js';
 export * from './attributes.js';

@@ -1,13 +1,15 @@
 /**
  * The span processor to register once with the tracer provider. It adds to the spans other
  * instrumentations make, never replaces them: the next LLM span after a `markCompaction` in the
- * same async context gets `gen_ai.conversation.compacted=true`.
+ * same async context gets `gen_ai.conversation.compacted=true`, and the sizes given to
+ * `recordContextSizes` go on the next LLM span as `rotscope.input.sizes`.
  *
  * Typed structurally so this package needs no OpenTelemetry SDK dependency: it fits the
  * `SpanProcessor` interface of `@opentelemetry/sdk-trace-base` 1.x and 2.x.
  */
 import type { Attributes, AttributeValue, Context } from '@opentelemetry/api';
-import { ATTR_CONVERSATION_COMPACTED } from './attributes.js';
+import { ATTR_CONVERSATION_COMPACTED, ATTR_INPUT_SIZES } from './attributes.js';
+import { takePendingSizes } from './context-sizes.js';
 import { isLlmSpan } from './llm-span.js';
 import { takePendingMark } from './pending.js';
 
@@ -22,6 +24,8 @@ export class RotscopeSpanProcessor {
   onStart(span: StartingSpan, _parentContext: Context): void {
     if (!isLlmSpan(span.name, span.attributes)) return;
     if (takePendingMark()) span.setAttribute(ATTR_CONVERSATION_COMPACTED, true);
+    const sizes = takePendingSizes();
+    if (sizes !== null) span.setAttribute(ATTR_INPUT_SIZES, sizes);
   }
 
   onEnd(_span: unknown): void {}
