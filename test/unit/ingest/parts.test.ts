@@ -145,6 +145,26 @@ describe('parts from each message format (conventions §9.6, §9.7)', () => {
     });
     expect(r.parts?.tools).toEqual({ unknown: 1 });
   });
+  it('results without call ids (OpenInference LangChain) take the names of the latest calls, in order', () => {
+    const oi = (i: number, k: string) => `llm.input_messages.${i}.message.${k}`;
+    const r = analyzeContent({
+      [oi(0, 'role')]: 'assistant',
+      [oi(0, 'tool_calls.0.tool_call.function.name')]: 'read_file',
+      [oi(0, 'tool_calls.1.tool_call.function.name')]: 'git_log',
+      [oi(1, 'role')]: 'tool',
+      [oi(1, 'content')]: 'abcd',
+      [oi(2, 'role')]: 'tool',
+      [oi(2, 'content')]: 'ef',
+      [oi(3, 'role')]: 'assistant',
+      [oi(3, 'tool_calls.0.tool_call.function.name')]: 'list_dir',
+      [oi(4, 'role')]: 'tool',
+      [oi(4, 'content')]: 'g',
+      // a result beyond the calls it answers stays unknown
+      [oi(5, 'role')]: 'tool',
+      [oi(5, 'content')]: 'hij',
+    });
+    expect(r.parts?.tools).toEqual({ read_file: 4, git_log: 2, list_dir: 1, unknown: 3 });
+  });
   it('no content: no parts', () => {
     expect(analyzeContent({ 'gen_ai.usage.input_tokens': 5 }).parts).toBeNull();
   });
