@@ -168,6 +168,11 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
       });
       expect([pre, start, post].map((r) => r.code)).toEqual([0, 0, 0]);
       expect(readFileSync(env.ROTSCOPE_COMPACTION_LOG, 'utf8')).not.toContain('error=');
+      const summaryLine = readFileSync(after, 'utf8')
+        .split('\n')
+        .find((line) => line.includes('"isCompactSummary":true'))!;
+      const summaryText: string = JSON.parse(summaryLine).message.content;
+      expect(summaryText).toMatch(/^This session is being continued/);
       const response = await fetch(`${server.url}/api/conversations/${SESSION}`);
       expect(response.status).toBe(200);
       const body = (await response.json()) as { compactions: Array<Record<string, unknown>> };
@@ -179,6 +184,8 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
           kind: 'summarize',
           trigger: 'auto',
           tokensBefore: 172_000,
+          // the isCompactSummary line the real CLI wrote; its text stays home (capture off)
+          summarySize: summaryText.length,
           summary: null,
         }),
       ]);
