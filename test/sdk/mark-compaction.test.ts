@@ -4,7 +4,7 @@
  * on the next LLM span of the same async context (once), nested async work, parallel flows,
  * child tasks, content capture, bad arguments.
  */
-import { trace, type Attributes, type Span } from '@opentelemetry/api';
+import { ROOT_CONTEXT, trace, type Attributes, type Span } from '@opentelemetry/api';
 import {
   InMemorySpanExporter,
   NodeTracerProvider,
@@ -241,5 +241,26 @@ describe('markCompaction', () => {
       ['claude_code.llm_request', true],
       ['ai.generateText', undefined],
     ]);
+  });
+
+  it('the processor never throws, whatever span it is handed', async () => {
+    await tick();
+    markCompaction();
+    const processor = new RotscopeSpanProcessor();
+    const odd = [
+      { name: 'chat', attributes: undefined },
+      {
+        name: 'chat',
+        attributes: { 'gen_ai.operation.name': 'chat' },
+        setAttribute: () => {
+          throw new Error('ended');
+        },
+      },
+    ];
+    for (const span of odd) {
+      expect(() =>
+        processor.onStart(span as unknown as Parameters<typeof processor.onStart>[0], ROOT_CONTEXT),
+      ).not.toThrow();
+    }
   });
 });

@@ -21,11 +21,16 @@ export interface StartingSpan {
 }
 
 export class RotscopeSpanProcessor {
+  /** Never throws: a span it cannot read is left as it is. */
   onStart(span: StartingSpan, _parentContext: Context): void {
-    if (!isLlmSpan(span.name, span.attributes)) return;
-    if (takePendingMark()) span.setAttribute(ATTR_CONVERSATION_COMPACTED, true);
-    const sizes = takePendingSizes();
-    if (sizes !== null) span.setAttribute(ATTR_INPUT_SIZES, sizes);
+    try {
+      if (!isLlmSpan(String(span.name), span.attributes ?? {})) return;
+      if (takePendingMark()) span.setAttribute(ATTR_CONVERSATION_COMPACTED, true);
+      const sizes = takePendingSizes();
+      if (sizes !== null) span.setAttribute(ATTR_INPUT_SIZES, sizes);
+    } catch {
+      // tracing must never break the application
+    }
   }
 
   onEnd(_span: unknown): void {}
