@@ -9,7 +9,6 @@ import type { TimelineItem } from '../model/calls.ts';
 import type { DetectorId, FindingDraft } from '../model/findings.ts';
 import type { Thresholds } from '../model/thresholds.ts';
 
-
 export interface DetectorContext {
   thresholds: Thresholds;
 }

@@ -220,7 +220,6 @@ export function startNotifier(options: NotifierOptions): Notifier {
     return true;
   }
 
-
   async function prepare(
     claim: ClaimedDelivery,
   ): Promise<
