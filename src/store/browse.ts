@@ -155,19 +155,69 @@ export interface DetectorCoverage {
   needs: string;
 }
 
+type CoveredDetector = 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+
+/**
+ * One producer's calls (`llm_calls.producer`, e.g. `langfuse`, `openinference`) and what each
+ * detector sees of them; `blind` lists the detectors none of its calls feed (Langfuse sends no
+ * finish reason: `output_cut_off`).
+ */
+export interface ProducerCoverage {
+  producer: string;
+  calls: number;
+  covered: Record<CoveredDetector, number>;
+  blind: CoveredDetector[];
+}
+
 export interface Coverage {
   calls: number;
   conversations: number;
   compactions: number;
-  detectors: Record<
-    'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off',
-    DetectorCoverage
-  >;
+  detectors: Record<CoveredDetector, DetectorCoverage>;
+  /** Per producer, by producer name: a detector blind to one producer is named here. */
+  producers: ProducerCoverage[];
+}
+
+/** The calls each detector can use, as SQL filters over `llm_calls` (see getCoverage). */
+const COVERED = {
+  context_too_full: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`,
+  tool_takeover: sql<string>`count(*) FILTER (WHERE parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`,
+  history_lost: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`,
+  output_cut_off: sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`,
+} as const;
+
+/** Calls and covered calls per producer; a detector no call of a producer feeds is blind to it. */
+async function producerCoverage(db: Db, workspaceId: string): Promise<ProducerCoverage[]> {
+  const rows = await db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .groupBy('producer')
+    .orderBy('producer')
+    .select([
+      'producer',
+      sql<string>`count(*)`.as('calls'),
+      COVERED.context_too_full.as('context_too_full'),
+      COVERED.tool_takeover.as('tool_takeover'),
+      COVERED.history_lost.as('history_lost'),
+      COVERED.output_cut_off.as('output_cut_off'),
+    ])
+    .execute();
+  return rows.map((r) => {
+    const covered: Record<CoveredDetector, number> = {
+      context_too_full: Number(r.context_too_full),
+      tool_takeover: Number(r.tool_takeover),
+      history_lost: Number(r.history_lost),
+      output_cut_off: Number(r.output_cut_off),
+    };
+    const blind = (Object.keys(covered) as CoveredDetector[]).filter((d) => covered[d] === 0);
+    return { producer: r.producer, calls: Number(r.calls), covered, blind };
+  });
 }
 
 /**
  * Signal coverage: per detector, the share of the workspace's calls that carry what it needs,
- * so a quiet detector can be told from a blind one.
+ * so a quiet detector can be told from a blind one; and per producer, the detectors that see
+ * none of its calls.
  */
 export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage> {
   const row = await db
@@ -176,14 +226,10 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
     .select([
       sql<string>`count(*)`.as('calls'),
       sql<string>`count(DISTINCT conversation_id)`.as('conversations'),
-      sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`.as(
-        'full',
-      ),
-      sql<string>`count(*) FILTER (WHERE parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`.as(
-        'tools',
-      ),
-      sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`.as('tokens'),
-      sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`.as('finish'),
+      COVERED.context_too_full.as('full'),
+      COVERED.tool_takeover.as('tools'),
+      COVERED.history_lost.as('tokens'),
+      COVERED.output_cut_off.as('finish'),
     ])
     .executeTakeFirstOrThrow();
   const compactions = await db
@@ -213,5 +259,6 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
       ),
       output_cut_off: entry(row.finish, 'finish reasons'),
     },
+    producers: await producerCoverage(db, workspaceId),
   };
 }

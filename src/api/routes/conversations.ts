@@ -35,10 +35,25 @@ const detectorCoverage = z.object({
   needs: z.string(),
 });
 
+const producerCoverage = z.object({
+  producer: z.string().describe('The producer convention of the calls (llm_calls.producer).'),
+  calls: z.number(),
+  covered: z.object(
+    Object.fromEntries(DETECTOR_IDS.map((id) => [id, z.number()])) as Record<
+      (typeof DETECTOR_IDS)[number],
+      z.ZodNumber
+    >,
+  ),
+  blind: z
+    .array(z.enum(DETECTOR_IDS))
+    .describe('Detectors that see none of these calls (e.g. output_cut_off: no finish reason).'),
+});
+
 const coverageSchema = z.object({
   calls: z.number(),
   conversations: z.number(),
   compactions: z.number(),
+  producers: z.array(producerCoverage),
   detectors: z.object(
     Object.fromEntries(DETECTOR_IDS.map((id) => [id, detectorCoverage])) as Record<
       (typeof DETECTOR_IDS)[number],

@@ -1,0 +1,57 @@
+/**
+ * `/api/coverage` per producer: spans captured from the real Langfuse and LangChain/OpenInference
+ * packages (test/fixtures/real/, see their PROVENANCE.md) sent over OTLP/HTTP JSON to a running
+ * rotscope; the coverage names the detector that is blind to a producer (Langfuse sends no finish
+ * reason, so `output_cut_off` sees none of its calls).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const REAL = fileURLToPath(new URL('../fixtures/real/', import.meta.url));
+const FIXTURES = [
+  'langfuse/otlp-json_langfuse-openai_5.11.1.json',
+  'langchain-openinference/otlp-json_langchain-openinference_4.1.1.json',
+];
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ loops: false });
+  for (const f of FIXTURES) {
+    const res = await fetch(`${server.url}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: readFileSync(REAL + f, 'utf8'),
+    });
+    expect(res.status).toBe(200);
+  }
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+describe('/api/coverage by producer', () => {
+  it('Langfuse: output_cut_off blind; OpenInference (LangChain): every detector sees its calls', async () => {
+    const res = await fetch(`${server.url}/api/coverage`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { calls: number; producers: unknown };
+    expect(body.calls).toBe(7);
+    expect(body.producers).toEqual([
+      {
+        producer: 'langfuse',
+        calls: 4,
+        covered: { context_too_full: 4, tool_takeover: 2, history_lost: 4, output_cut_off: 0 },
+        blind: ['output_cut_off'],
+      },
+      {
+        producer: 'openinference',
+        calls: 3,
+        covered: { context_too_full: 3, tool_takeover: 3, history_lost: 3, output_cut_off: 3 },
+        blind: [],
+      },
+    ]);
+  });
+});
