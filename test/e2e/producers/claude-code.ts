@@ -4,24 +4,20 @@
  * and log-event shapes are emitted with the OTel SDK and the real OTLP exporters). Spans and
  * log events of one session are correlated by session id and request id.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   callsOf,
   compactionsOf,
-  exclusiveUsage,
   logCount,
   spansOf,
   toolResultsOf,
-  usageOf,
   type CallRow,
-  type Harness,
   type ProducerRun,
 } from '../../helpers/producers/e2e.ts';
 import {
   COMPACTION,
   FINDING_CALLS,
   FINDING_SESSION,
-  MODEL,
   READ_TOOL,
   SUBAGENT_ID,
   TASK_TOOL,
@@ -30,69 +26,25 @@ import {
   type CcCall,
 } from '../../helpers/producers/claude-code.ts';
 
-let h: Harness;
-
-function usage(call: CcCall) {
-  return exclusiveUsage(
-    {
-      fresh: call.usage.input,
-      cacheRead: call.usage.cacheRead,
-      cacheWrite: call.usage.cacheCreation,
-      output: call.usage.output,
-    },
-    'exclusive_producer',
-  );
-}
-
 function byRequest(calls: CallRow[], call: CcCall): CallRow {
   const row = calls.find((c) => c.request_id === call.requestId);
   if (!row) throw new Error(`no call with request_id ${call.requestId}`);
   return row;
 }
 
-/** The checks of this producer's row in test/e2e/producers.test.ts. */
+/** The checks only this producer's row in test/e2e/producers.test.ts has. */
 export function claudeCodeRows(ctx: ProducerRun<void>): void {
-  beforeAll(() => {
-    h = ctx.h;
-  });
-
   describe('Claude Code 2.1.x telemetry (simulated from the docs)', () => {
-    it('stores the spans with their roles and the log events', async () => {
-      const spans = await spansOf(h);
-      const roles = new Map<string, string[]>();
-      for (const s of spans) roles.set(s.name, [...(roles.get(s.name) ?? []), s.role ?? 'none']);
-      expect(Object.fromEntries(roles)).toEqual({
-        'claude_code.interaction': Array(4).fill('agent_step'),
-        'claude_code.llm_request': Array(8).fill('llm_call'),
-        'claude_code.tool': Array(2).fill('tool'),
-        'claude_code.tool.blocked_on_user': Array(2).fill('tool'),
-        'claude_code.tool.execution': Array(2).fill('tool'),
-      });
+    it('one trace per prompt and the log events', async () => {
+      const spans = await spansOf(ctx.h);
       // one trace per prompt: 2 prompts per session
       expect(new Set(spans.map((s) => s.trace_id)).size).toBe(4);
       // user_prompt ×4, api_request ×8, tool_result ×2, compaction ×1
-      expect(await logCount(h)).toBe(15);
+      expect(await logCount(ctx.h)).toBe(15);
     });
 
-    it("the session is the conversation and the run across its prompts' traces", async () => {
-      const calls = await callsOf(h, TOOLS_SESSION);
-      expect(calls).toHaveLength(5);
-      expect(new Set(calls.map((c) => c.trace_id)).size).toBe(2);
-      for (const c of calls) {
-        expect(c).toMatchObject({
-          conversation_synthetic: false,
-          run_id: TOOLS_SESSION,
-          producer: 'claude_code',
-          provider: 'anthropic',
-          request_model: MODEL,
-          context_window: 200_000,
-          window_source: 'catalog',
-        });
-      }
-    });
-
-    it('unprefixed input_tokens exclude the cache: context = input + cache read + cache creation', async () => {
-      const calls = await callsOf(h, TOOLS_SESSION);
+    it('the calls of "tools" are stored in request order (the usage column follows it)', async () => {
+      const calls = await callsOf(ctx.h, TOOLS_SESSION);
       const order = [
         TOOLS_CALLS.p1a,
         TOOLS_CALLS.p1b,
@@ -101,25 +53,17 @@ export function claudeCodeRows(ctx: ProducerRun<void>): void {
         TOOLS_CALLS.p2b,
       ];
       expect(calls.map((c) => c.request_id)).toEqual(order.map((c) => c.requestId));
-      expect(calls.map(usageOf)).toEqual(order.map(usage));
-      expect(calls.map((c) => [c.finish_reason_raw, c.finish_class, c.output_tool_call])).toEqual([
-        ['tool_use', 'tool_call', true],
-        ['end_turn', 'stop', false],
-        ['tool_use', 'tool_call', true],
-        ['end_turn', 'stop', false],
-        ['end_turn', 'stop', false],
-      ]);
     });
 
     it('the sub-agent (agent_id, under the Task tool span) is its own stream and not a side call', async () => {
-      const calls = await callsOf(h, TOOLS_SESSION);
+      const calls = await callsOf(ctx.h, TOOLS_SESSION);
       const sub = byRequest(calls, TOOLS_CALLS.sub);
       expect(sub).toMatchObject({
         agent_id: SUBAGENT_ID,
         stream_key: `${TOOLS_SESSION}|${SUBAGENT_ID}`,
         side_call: null,
       });
-      const spans = await spansOf(h);
+      const spans = await spansOf(ctx.h);
       const parent = spans.find((s) => s.span_id === sub.parent_span_id);
       expect(parent?.name).toBe('claude_code.tool');
       expect(parent?.attributes['tool_use_id']).toBe(TASK_TOOL.toolUseId);
@@ -133,7 +77,7 @@ export function claudeCodeRows(ctx: ProducerRun<void>): void {
     });
 
     it('tool results from the tool spans (result_tokens) and the tool_result events (bytes); parts in tokens', async () => {
-      const rows = await toolResultsOf(h, TOOLS_SESSION);
+      const rows = await toolResultsOf(ctx.h, TOOLS_SESSION);
       const seen = rows
         .map(
           (r) => [r.tool_name, r.tool_call_id, r.result_size, r.size_unit, r.stream_key] as const,
@@ -146,7 +90,7 @@ export function claudeCodeRows(ctx: ProducerRun<void>): void {
         [TASK_TOOL.name, TASK_TOOL.toolUseId, TASK_TOOL.resultBytes, 'bytes', main],
         [TASK_TOOL.name, TASK_TOOL.toolUseId, TASK_TOOL.resultTokens, 'tokens', main],
       ]);
-      const calls = await callsOf(h, TOOLS_SESSION);
+      const calls = await callsOf(ctx.h, TOOLS_SESSION);
       expect(byRequest(calls, TOOLS_CALLS.p1a).parts).toBeNull();
       expect(byRequest(calls, TOOLS_CALLS.p1b).parts).toEqual({
         unit: 'tokens',
@@ -162,27 +106,17 @@ export function claudeCodeRows(ctx: ProducerRun<void>): void {
       });
     });
 
-    it('"finding": a call at 80% of the window, a compaction (side call + event), then a max_tokens stop', async () => {
-      const calls = await callsOf(h, FINDING_SESSION);
+    it('"finding": the compaction is one side call (by its api_request event) and one compaction', async () => {
+      const calls = await callsOf(ctx.h, FINDING_SESSION);
       expect(calls.map((c) => c.request_id)).toEqual([
         FINDING_CALLS.full.requestId,
         FINDING_CALLS.compact.requestId,
         FINDING_CALLS.cut.requestId,
       ]);
-      expect(calls.map(usageOf)).toEqual(
-        [FINDING_CALLS.full, FINDING_CALLS.compact, FINDING_CALLS.cut].map(usage),
-      );
-      expect(calls[0]!.context_tokens! / calls[0]!.context_window!).toBeGreaterThanOrEqual(0.8);
       // the summarizer call is known as such only from its api_request event (query_source=compact)
-      expect(
-        calls.map((c) => [c.side_call, c.stream_key, c.finish_reason_raw, c.finish_class]),
-      ).toEqual([
-        [null, `${FINDING_SESSION}|main`, 'end_turn', 'stop'],
-        ['compact', `${FINDING_SESSION}|main`, 'end_turn', 'stop'],
-        [null, `${FINDING_SESSION}|main`, 'max_tokens', 'output_limit'],
-      ]);
+      expect(calls.map((c) => c.side_call)).toEqual([null, 'compact', null]);
 
-      const compactions = await compactionsOf(h, FINDING_SESSION);
+      const compactions = await compactionsOf(ctx.h, FINDING_SESSION);
       expect(
         compactions.map((c) => [
           c.evidence,
@@ -205,7 +139,7 @@ export function claudeCodeRows(ctx: ProducerRun<void>): void {
           FINDING_SESSION,
         ],
       ]);
-      expect(await compactionsOf(h, TOOLS_SESSION)).toEqual([]);
+      expect(await compactionsOf(ctx.h, TOOLS_SESSION)).toEqual([]);
     });
   });
 }
