@@ -216,10 +216,12 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
             `error=compaction span not sent: http://127.0.0.1:${port}/v1/traces unreachable: .*session_id=${SESSION}`,
           ),
         );
-        // fetch may open a spare connection it closes at once; the request's own is held ~1 s.
+        // fetch may open a spare connection it closes at once; the request's own is held for the
+        // hook's 1 s bound. Without the bound it would be held forever (the server never answers);
+        // the upper limit is loose because a loaded CI machine delays the close (seen: 2.9 s).
         const ms = Math.max(...(await Promise.all(held)));
         expect(ms).toBeGreaterThan(900);
-        expect(ms).toBeLessThan(1_500);
+        expect(ms).toBeLessThan(10_000);
       } finally {
         await new Promise((resolve) => silent.close(resolve));
       }
