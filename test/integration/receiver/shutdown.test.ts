@@ -97,7 +97,7 @@ describe('shutdown', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(jsonRequest(Array.from({ length: 500 }, () => jsonSpan({ traceId })))),
-    });
+    }).catch((error: unknown) => error);
     await sleep(50);
 
     const signalled = Date.now();
@@ -126,8 +126,17 @@ describe('shutdown', () => {
     expect(late.received()).toMatch(/^HTTP\/1\.1 503/);
     expect(late.received()).toMatch(/\r\nretry-after: 9\r\n/i);
 
-    if (response.status === 200) expect(await countSpans(traceId)).toBe(500);
-    else expect(response.status).toBe(503); // parsed after the shutdown began: refused, not half-stored
+    if (response instanceof Response && response.status === 200) {
+      expect(await countSpans(traceId)).toBe(500);
+    } else if (response instanceof Response) {
+      expect(response.status).toBe(503); // parsed after the shutdown began: refused, not half-stored
+      expect(await countSpans(traceId)).toBe(0);
+    } else {
+      // On a loaded machine the request may not have been read yet when the listener closed: the
+      // connection is reset (the exporter retries) and nothing of it is stored.
+      expect(String((response as Error).cause)).toMatch(/ECONNRESET|EPIPE|other side closed/);
+      expect(await countSpans(traceId)).toBe(0);
+    }
     expect(server.output()).toContain('SIGTERM: shutting down');
   }, 180_000);
 });
