@@ -76,6 +76,18 @@ async function connect(url: string): Promise<{ socket: net.Socket; received: () 
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Waits until the server holds `count` ingest requests (its in-flight gauge), so a loaded
+ * machine cannot signal before the requests under test have even been read; or until `done`. */
+async function untilInflight(url: string, count: number, done = () => false): Promise<void> {
+  for (let i = 0; i < 300 && !done(); i++) {
+    const text = await (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
+    const match = /^rotscope_ingest_inflight_requests (\d+)/m.exec(text);
+    if (match && Number(match[1]) >= count) return;
+    await sleep(20);
+  }
+  if (!done()) throw new Error(`the server never held ${count} ingest requests`);
+}
+
 describe('shutdown', () => {
   it('commits the request in flight, refuses new ones with Retry-After, and exits within its limit despite a slow client', async () => {
     const server = await startChildServer(env);
@@ -88,6 +100,7 @@ describe('shutdown', () => {
     slow.socket.write(head(1_200));
     const dribble = setInterval(() => slow.socket.write('x'), 1_000);
     const slowClosed = new Promise<void>((resolve) => slow.socket.once('close', () => resolve()));
+    await untilInflight(server.url, 1);
     // A client in the middle of its headers when the shutdown begins.
     const late = await connect(server.url);
     late.socket.write('POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n');
@@ -98,7 +111,10 @@ describe('shutdown', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(jsonRequest(Array.from({ length: 500 }, () => jsonSpan({ traceId })))),
     }).catch((error: unknown) => error);
-    await sleep(50);
+    let answered = false;
+    void inFlight.then(() => (answered = true));
+    // the batch is being read or committed (or, on a fast machine, already answered)
+    await untilInflight(server.url, 2, () => answered);
 
     const signalled = Date.now();
     server.process.kill('SIGTERM');
