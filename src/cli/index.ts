@@ -140,12 +140,11 @@ export async function run(
       );
       if (!parsed) return 2;
       const workspace = String(parsed.values.workspace ?? '');
-      const scope = String(parsed.values.scope ?? '');
+      const scopeArg = String(parsed.values.scope ?? '');
       const { createToken, WORKSPACE_ID_PATTERN } = await import('../store/workspaces.ts');
-      if (
-        !new RegExp(WORKSPACE_ID_PATTERN).test(workspace) ||
-        !['ingest', 'read', 'admin'].includes(scope)
-      ) {
+      const { SCOPES } = await import('../model/tokens.ts');
+      const scope = SCOPES.find((known) => known === scopeArg);
+      if (!new RegExp(WORKSPACE_ID_PATTERN).test(workspace) || scope === undefined) {
         io.stderr(
           'usage: rotscope token create --workspace W --scope ingest|read|admin (W: lowercase letters, digits, - and _)\n',
         );
@@ -161,7 +160,7 @@ export async function run(
           locked,
           {
             workspace,
-            scope: scope as 'ingest' | 'read' | 'admin',
+            scope: scope,
             adminToken:
               typeof adminToken === 'string' && adminToken !== '' ? adminToken : undefined,
           },
@@ -170,11 +169,7 @@ export async function run(
       }
       try {
         await migrate(store.db);
-        const { token } = await createToken(
-          store.db,
-          workspace,
-          scope as 'ingest' | 'read' | 'admin',
-        );
+        const { token } = await createToken(store.db, workspace, scope);
         io.stdout(`${token}\n`);
         io.stderr(
           `token for workspace "${workspace}" with scope "${scope}": shown once, store it now\n`,
