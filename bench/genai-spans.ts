@@ -43,8 +43,9 @@ export function agentRun(
   run: number,
   calls: number,
   baseNs: bigint,
-  options: { cutOffLast?: boolean } = {},
+  options: { cutOffLast?: boolean; content?: boolean } = {},
 ): BenchSpan[] {
+  const content = options.content ?? true;
   const traceId = randomBytes(16);
   const root = randomBytes(8);
   const conversation = `bench-conv-${run}`;
@@ -89,14 +90,22 @@ export function agentRun(
         'gen_ai.response.finish_reasons': [
           i === calls - 1 ? (options.cutOffLast ? 'length' : 'stop') : 'tool_calls',
         ],
-        'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: filler(1_200) }]),
-        'gen_ai.input.messages': JSON.stringify(messages.slice(-6)),
-        'gen_ai.output.messages': JSON.stringify([
-          {
-            role: 'assistant',
-            parts: [{ type: 'tool_call', id: callId, name: 'web_search', arguments: { q: 'x' } }],
-          },
-        ]),
+        ...(content
+          ? {
+              'gen_ai.system_instructions': JSON.stringify([
+                { type: 'text', content: filler(1_200) },
+              ]),
+              'gen_ai.input.messages': JSON.stringify(messages.slice(-6)),
+              'gen_ai.output.messages': JSON.stringify([
+                {
+                  role: 'assistant',
+                  parts: [
+                    { type: 'tool_call', id: callId, name: 'web_search', arguments: { q: 'x' } },
+                  ],
+                },
+              ]),
+            }
+          : {}),
       }),
     });
     messages.push({

@@ -1,158 +1,199 @@
 /**
- * Ingest benchmark (DESIGN §10): realistic GenAI spans over OTLP/HTTP protobuf in batches,
- * end to end (decode, normalize, store; the evaluator runs too), against a raw COPY of the
- * same span rows into a copy of the spans table in the same database, in the same run.
- * BENCH_NO_EVALUATOR=1 measures ingest alone (no evaluator or notifier competing for the
- * database; on PGlite they share its single connection).
+ * Ingest benchmark (DESIGN §10, issue 10 §1): a real `rotscope serve` child process takes
+ * realistic GenAI spans over OTLP/HTTP protobuf (batches of 512, 8 concurrent senders in this
+ * process, which only sends pre-encoded bodies), end to end: decode, normalize, store, with
+ * the evaluator running. The baseline, in the same run and the same database: a binary `COPY`
+ * of the very span rows the server stored into a table like `spans`.
+ *
+ * Two loads: chat spans without message content, and with 2–5 KB of it (system instructions,
+ * input and output messages). PostgreSQL when DATABASE_URL is set, and PGlite (against PGlite's
+ * own `COPY … FROM '/dev/blob'`) always; BENCH_BACKENDS=postgres or =pglite picks one.
+ * BENCH_SPANS (default 24,576 = 48 batches) sizes each load; BENCH_NO_EVALUATOR=1 turns the
+ * evaluator off. The server runs from src/ (ROTSCOPE_FROM_SOURCE=1) unless BENCH_FROM_DIST=1;
+ * BENCH_CPU_PROF=DIR profiles it (`node --cpu-prof`).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
-import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
-import pino from 'pino';
-import { buildApp } from '../src/api/app.ts';
-import { defaultConfig } from '../src/config.ts';
-import { startBackgroundLoops } from '../src/loops.ts';
-import { openStore, type Store } from '../src/store/db.ts';
-import { migrate } from '../src/store/migrate.ts';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { createTestDatabase } from '../test/helpers/store.ts';
 import { agentRun, encodeBatch, type BenchSpan } from './genai-spans.ts';
+import { startServerProcess } from './server-process.ts';
 
-const COPY_COLUMNS = [
-  'workspace_id',
-  'trace_id',
-  'span_id',
-  'parent_span_id',
-  'name',
-  'kind',
-  'start_ns',
-  'end_ns',
-  'status_code',
-  'status_message',
-  'scope_name',
-  'scope_version',
-  'attributes',
-  'events',
-  'links',
-  'resource',
-  'role',
-  'received_at',
-] as const;
+const BATCH = 512;
+const SENDERS = 8;
 
-function csvField(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  const text =
-    value instanceof Date
-      ? value.toISOString()
-      : typeof value === 'object'
-        ? JSON.stringify(value)
-        : String(value);
-  return `"${text.replaceAll('"', '""')}"`;
-}
-
-export interface IngestBenchResult {
-  backend: string;
-  spans: number;
+export interface IngestRun {
+  backend: 'postgres' | 'pglite';
+  content: boolean;
+  spansStored: number;
   ingestSpansPerSecond: number;
   copyRowsPerSecond: number;
   ratioToCopy: number;
+  p50Ms: number;
+  p99Ms: number;
 }
 
-export async function benchIngest(
-  options: { runs?: number; callsPerRun?: number; concurrency?: number } = {},
-): Promise<IngestBenchResult> {
-  const runs = options.runs ?? 300;
-  const callsPerRun = options.callsPerRun ?? 10;
-  const concurrency = options.concurrency ?? 4;
-  const url = await createTestDatabase();
-  const lite = url ? undefined : await PGlite.create({ parsers: { 20: (v: string) => v } });
-  const store: Store = await openStore({
-    databaseUrl: url,
-    dataDir: 'memory://',
-    ...(lite ? { pglite: lite } : {}),
-  });
-  await migrate(store.db);
-  const config = defaultConfig({
-    logLevel: 'silent',
-    maxInflightIngest: 64,
-    evaluator: process.env.BENCH_NO_EVALUATOR !== '1',
-    notifier: process.env.BENCH_NO_EVALUATOR !== '1',
-  });
-  const built = await buildApp({ store, config });
-  const loops = await startBackgroundLoops({ store, config, log: pino({ level: 'silent' }) });
-  const address = await built.app.listen({ host: '127.0.0.1', port: 0 });
-
-  // Batches of about 512 spans, as the SDK's BatchSpanProcessor sends them.
+/** Bodies of exactly 512 spans (agent runs split across batches, as a BatchSpanProcessor does). */
+export function ingestBodies(total: number, content: boolean, runOffset = 0): Buffer[] {
   const base = BigInt(Date.now()) * 1_000_000n;
-  const batches: Buffer[] = [];
-  let pending: BenchSpan[] = [];
-  let total = 0;
-  for (let run = 0; run < runs; run++) {
-    pending.push(...agentRun(run, callsPerRun, base + BigInt(run) * 1_000_000_000n));
-    if (pending.length >= 512 || run === runs - 1) {
-      batches.push(encodeBatch(pending));
-      total += pending.length;
-      pending = [];
-    }
-  }
-  const send = async (body: Buffer) => {
-    const response = await fetch(`${address}/v1/traces`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-protobuf' },
-      body,
-    });
-    if (response.status !== 200) throw new Error(`ingest answered ${response.status}`);
-    await response.arrayBuffer();
-  };
-  await send(encodeBatch(agentRun(-1, callsPerRun, base - 10_000_000_000n))); // warm-up
-  const started = performance.now();
+  const spans: BenchSpan[] = [];
+  for (let run = runOffset; spans.length < total; run++)
+    spans.push(...agentRun(run, 10, base + BigInt(run) * 1_000_000_000n, { content }));
+  const bodies: Buffer[] = [];
+  for (let i = 0; i + BATCH <= spans.length; i += BATCH)
+    bodies.push(encodeBatch(spans.slice(i, i + BATCH)));
+  return bodies;
+}
+
+/** Sends the bodies with `senders` concurrent senders; returns seconds and each request's ms. */
+export async function sendAll(
+  url: string,
+  bodies: readonly Buffer[],
+  senders = SENDERS,
+): Promise<{ seconds: number; latencies: number[] }> {
+  const latencies: number[] = [];
   let next = 0;
+  const started = performance.now();
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < batches.length) await send(batches[next++]!);
+    Array.from({ length: senders }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++]!;
+        const sent = performance.now();
+        const response = await fetch(`${url}/v1/traces`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-protobuf' },
+          body,
+        });
+        await response.arrayBuffer();
+        if (response.status !== 200) throw new Error(`ingest answered ${response.status}`);
+        latencies.push(performance.now() - sent);
+      }
     }),
   );
-  const ingestSeconds = (performance.now() - started) / 1000;
+  return { seconds: (performance.now() - started) / 1000, latencies };
+}
 
-  const rows = await store.db.selectFrom('spans').selectAll().execute();
-  const csv =
-    rows.map((row) => COPY_COLUMNS.map((column) => csvField(row[column])).join(',')).join('\n') +
-    '\n';
-  const createCopy = 'CREATE TABLE spans_copy (LIKE spans INCLUDING ALL)';
-  const copySql = `COPY spans_copy (${COPY_COLUMNS.join(', ')}) FROM STDIN WITH (FORMAT csv)`;
-  let copySeconds: number;
-  if (url) {
-    const client = new pg.Client({ connectionString: url });
+export const percentile = (values: readonly number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Number(
+    (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0).toFixed(1),
+  );
+};
+
+function serverEnv(): Record<string, string> {
+  return {
+    ROTSCOPE_MAX_INFLIGHT_INGEST: '64',
+    ROTSCOPE_EVALUATOR: process.env.BENCH_NO_EVALUATOR === '1' ? 'false' : 'true',
+  };
+}
+
+async function countSpans(query: (text: string) => Promise<{ rows: unknown[] }>) {
+  const result = await query('SELECT count(*)::int AS n FROM spans');
+  return (result.rows[0] as { n: number }).n;
+}
+
+async function runPostgres(content: boolean, total: number): Promise<IngestRun> {
+  const url = (await createTestDatabase())!;
+  const client = new pg.Client({ connectionString: url });
+  try {
+    const server = await startServerProcess({ ...serverEnv(), DATABASE_URL: url });
     await client.connect();
-    await client.query(createCopy);
-    const copyStarted = performance.now();
-    await pipeline(Readable.from([csv]), client.query(copyFrom(copySql)));
-    copySeconds = (performance.now() - copyStarted) / 1000;
-    await client.end();
-  } else {
-    await lite!.exec(createCopy);
-    const copyStarted = performance.now();
-    await lite!.query(copySql.replace('STDIN', "'/dev/blob'"), [], { blob: new Blob([csv]) });
-    copySeconds = (performance.now() - copyStarted) / 1000;
-  }
+    await sendAll(server.url, ingestBodies(4 * BATCH, content, 1_000_000)); // warm-up
+    const before = await countSpans((text) => client.query(text));
+    const { seconds, latencies } = await sendAll(server.url, ingestBodies(total, content));
+    const stored = (await countSpans((text) => client.query(text))) - before;
+    await server.stop();
 
-  await built.app.close();
-  await loops.stop();
-  await store.close();
-  if (url) {
+    // The baseline: the same rows, binary COPY into a table like spans, one transaction.
+    const rows: Buffer[] = [];
+    const sink = new PassThrough();
+    sink.on('data', (chunk: Buffer) => rows.push(chunk));
+    await pipeline(
+      client.query(copyTo('COPY (SELECT * FROM spans) TO STDOUT (FORMAT binary)')),
+      sink,
+    );
+    const copied = await countSpans((text) => client.query(text));
+    await client.query('CREATE TABLE spans_copy (LIKE spans INCLUDING ALL)');
+    const copyStarted = performance.now();
+    await pipeline(
+      Readable.from(rows),
+      client.query(copyFrom('COPY spans_copy FROM STDIN (FORMAT binary)')),
+    );
+    const copySeconds = (performance.now() - copyStarted) / 1000;
+    return result('postgres', content, stored, seconds, copied, copySeconds, latencies);
+  } finally {
+    await client.end().catch(() => {});
     const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await admin.connect();
     await admin.query(`DROP DATABASE IF EXISTS ${new URL(url).pathname.slice(1)} WITH (FORCE)`);
     await admin.end();
   }
-  const ingestRate = total / ingestSeconds;
-  const copyRate = rows.length / copySeconds;
+}
+
+async function runPglite(content: boolean, total: number): Promise<IngestRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'rotscope-bench-'));
+  try {
+    const server = await startServerProcess({ ...serverEnv(), ROTSCOPE_DATA_DIR: dir });
+    await sendAll(server.url, ingestBodies(4 * BATCH, content, 1_000_000)); // warm-up
+    const { seconds, latencies } = await sendAll(server.url, ingestBodies(total, content));
+    await server.stop();
+    const lite = await PGlite.create(dir);
+    try {
+      const copied = await countSpans((text) => lite.query(text));
+      const exported = await lite.query("COPY spans TO '/dev/blob' (FORMAT binary)");
+      await lite.exec('CREATE TABLE spans_copy (LIKE spans INCLUDING ALL)');
+      const copyStarted = performance.now();
+      await lite.query("COPY spans_copy FROM '/dev/blob' (FORMAT binary)", [], {
+        blob: exported.blob!,
+      });
+      const copySeconds = (performance.now() - copyStarted) / 1000;
+      // The warm-up's spans are in the table too: count what the timed load stored.
+      const stored = copied - 4 * BATCH;
+      return result('pglite', content, stored, seconds, copied, copySeconds, latencies);
+    } finally {
+      await lite.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function result(
+  backend: IngestRun['backend'],
+  content: boolean,
+  stored: number,
+  seconds: number,
+  copied: number,
+  copySeconds: number,
+  latencies: number[],
+): IngestRun {
+  const ingestRate = stored / seconds;
+  const copyRate = copied / copySeconds;
   return {
-    backend: url ? 'postgres' : 'pglite',
-    spans: total,
+    backend,
+    content,
+    spansStored: stored,
     ingestSpansPerSecond: Math.round(ingestRate),
     copyRowsPerSecond: Math.round(copyRate),
     ratioToCopy: Number((ingestRate / copyRate).toFixed(3)),
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
   };
+}
+
+export async function benchIngest(): Promise<IngestRun[]> {
+  const total = Number(process.env.BENCH_SPANS ?? 48 * BATCH);
+  const wanted = process.env.BENCH_BACKENDS?.split(',') ?? ['postgres', 'pglite'];
+  const runs: IngestRun[] = [];
+  for (const content of [false, true]) {
+    if (process.env.DATABASE_URL && wanted.includes('postgres'))
+      runs.push(await runPostgres(content, total));
+    if (wanted.includes('pglite')) runs.push(await runPglite(content, content ? total / 2 : total));
+  }
+  return runs;
 }
