@@ -38,6 +38,24 @@ export const configSchema = z.object({
   maxDecompressedBytes: positiveInt.default(32 * 1024 * 1024),
   /** Concurrent ingest requests beyond which the receiver answers 429. Default 32. */
   maxInflightIngest: positiveInt.default(32),
+  /**
+   * Bytes of ingest request bodies in flight, as sent and after gzip inflation, counted
+   * together; a request that would take the total past it gets 429 with Retry-After before
+   * more of it is read or inflated. A request alone in flight always passes (it is bounded by
+   * the two size limits above). Default 128 MiB.
+   */
+  maxInflightBytes: positiveInt.default(128 * 1024 * 1024),
+  /**
+   * The share of `maxInflightBytes` one workspace may hold, so one busy workspace cannot
+   * starve the others (429 past it). Default 64 MiB.
+   */
+  maxWorkspaceInflightBytes: positiveInt.default(64 * 1024 * 1024),
+  /**
+   * Ingest rate limit per workspace, in inflated body bytes per second (a token bucket of one
+   * second's worth; past it, 429 with Retry-After until the excess is paid off). 0 (the
+   * default) turns it off.
+   */
+  workspaceIngestBytesPerSecond: z.coerce.number().int().min(0).default(0),
   /** Seconds a client is asked to wait (Retry-After) after a 429 or 503. Default 5. */
   retryAfterSeconds: positiveInt.default(5),
   /**
@@ -86,6 +104,24 @@ export const configSchema = z.object({
   allowPrivateAddresses: bool.default(false),
   /** Base URL of the console, used in links sent to channels. Default http://HOST:PORT. */
   publicUrl: z.string().url().optional(),
+  /**
+   * Serve `/metrics` without a token. Default false: once a token exists it needs a `read`
+   * token, like the API (open to all while bound to loopback with no token, as the API is).
+   */
+  publicMetrics: bool.default(false),
+  /** Serve `/api/openapi.json` without a token (same rule as `publicMetrics`). Default false. */
+  publicApiDocs: bool.default(false),
+  /**
+   * The key that seals channel secrets at rest (AES-256-GCM): 32 bytes in base64 or hex
+   * (`openssl rand -base64 32`). Unset: a key file `secret.key` in the data directory, made
+   * on first use (mode 0600). Several servers on one PostgreSQL must share one key.
+   */
+  secretKey: z.string().min(1).optional(),
+  /**
+   * Retired keys (comma-separated, same form), still read while `rotscope secrets rotate`
+   * re-seals what they sealed. Only with `secretKey`.
+   */
+  secretKeyPrevious: z.string().min(1).optional(),
   /** Delete spans and calls older than this many days. 0 keeps everything. Default 30. */
   retentionDays: z.coerce.number().int().min(0).default(30),
 });
@@ -112,6 +148,9 @@ export const ENV_NAMES: Record<keyof z.infer<typeof configSchema>, string> = {
   maxDecompressedBytes: 'ROTSCOPE_MAX_DECOMPRESSED_BYTES',
   maxInflightIngest: 'ROTSCOPE_MAX_INFLIGHT_INGEST',
   retryAfterSeconds: 'ROTSCOPE_RETRY_AFTER_SECONDS',
+  maxInflightBytes: 'ROTSCOPE_MAX_INFLIGHT_BYTES',
+  maxWorkspaceInflightBytes: 'ROTSCOPE_MAX_WORKSPACE_INFLIGHT_BYTES',
+  workspaceIngestBytesPerSecond: 'ROTSCOPE_WORKSPACE_INGEST_BYTES_PER_SECOND',
   headersTimeoutMs: 'ROTSCOPE_HEADERS_TIMEOUT_MS',
   requestTimeoutMs: 'ROTSCOPE_REQUEST_TIMEOUT_MS',
   keepAliveTimeoutMs: 'ROTSCOPE_KEEP_ALIVE_TIMEOUT_MS',
@@ -127,6 +166,10 @@ export const ENV_NAMES: Record<keyof z.infer<typeof configSchema>, string> = {
   allowPrivateAddresses: 'ROTSCOPE_ALLOW_PRIVATE_ADDRESSES',
   publicUrl: 'ROTSCOPE_PUBLIC_URL',
   retentionDays: 'ROTSCOPE_RETENTION_DAYS',
+  publicMetrics: 'ROTSCOPE_PUBLIC_METRICS',
+  publicApiDocs: 'ROTSCOPE_PUBLIC_API_DOCS',
+  secretKey: 'ROTSCOPE_SECRET_KEY',
+  secretKeyPrevious: 'ROTSCOPE_SECRET_KEY_PREVIOUS',
 };
 
 export function flagName(key: string): string {

@@ -89,3 +89,155 @@ export class PendingWork {
     while (this.#pending.size > 0) await Promise.all(this.#pending);
   }
 }
+
+/**
+ * Bytes of request bodies in flight (as read, and after gzip inflation), shared by every
+ * ingest request: a request reserves what it will hold before it holds it, and gives it all
+ * back when its response closes. A reservation is refused when it would take the total past
+ * `max`, or one owner's (workspace's) share past `perOwnerMax`, so one workspace cannot take
+ * the whole budget. A reservation that is the only one in flight (of its owner, or at all) is
+ * never refused: a single request is bounded by the body limits, and must be able to pass.
+ */
+export class ByteBudget {
+  #used = 0;
+  readonly #byOwner = new Map<string, number>();
+  #open = 0;
+  readonly #openByOwner = new Map<string, number>();
+
+  /**
+   * @param max bytes in flight over all owners.
+   * @param perOwnerMax bytes in flight for one owner (at most `max`).
+   * @param onChange called with the bytes held after every change (a gauge).
+   */
+  constructor(
+    readonly max: number,
+    readonly perOwnerMax: number,
+    private readonly onChange: (used: number) => void = () => {},
+  ) {}
+
+  /** Bytes held now. */
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Bytes held now by `owner`. */
+  usedBy(owner: string): number {
+    return this.#byOwner.get(owner) ?? 0;
+  }
+
+  /**
+   * Opens a reservation of `bytes` for `owner`, released when `response` closes; undefined
+   * (nothing reserved) when the budget or the owner's share cannot take it.
+   */
+  open(owner: string, bytes: number, response: ServerResponse): Reservation | undefined {
+    if (!this.#fits(owner, bytes, 0)) return undefined;
+    this.#open += 1;
+    this.#openByOwner.set(owner, (this.#openByOwner.get(owner) ?? 0) + 1);
+    const reservation = new Reservation(owner, this);
+    this.#take(owner, bytes);
+    reservation.bytes = bytes;
+    const close = () => {
+      if (reservation.closed) return;
+      reservation.closed = true;
+      this.#give(owner, reservation.bytes);
+      this.#open -= 1;
+      const left = (this.#openByOwner.get(owner) ?? 1) - 1;
+      if (left > 0) this.#openByOwner.set(owner, left);
+      else this.#openByOwner.delete(owner);
+    };
+    if (response.closed) close();
+    else response.once('close', close);
+    return reservation;
+  }
+
+  /** @internal Grows a reservation (see {@link Reservation.grow}). */
+  grow(reservation: Reservation, bytes: number): boolean {
+    if (reservation.closed) return false;
+    if (!this.#fits(reservation.owner, bytes, reservation.bytes)) return false;
+    this.#take(reservation.owner, bytes);
+    reservation.bytes += bytes;
+    return true;
+  }
+
+  /** Whether `owner` may add `bytes` to a reservation already holding `held`. */
+  #fits(owner: string, bytes: number, held: number): boolean {
+    const ownerUsed = this.#byOwner.get(owner) ?? 0;
+    const alone = this.#used === held; // nothing else in flight
+    const ownerAlone = ownerUsed === held;
+    const totalOk = alone || this.#used + bytes <= this.max;
+    const ownerOk = ownerAlone || ownerUsed + bytes <= this.perOwnerMax;
+    return totalOk && ownerOk;
+  }
+
+  #take(owner: string, bytes: number): void {
+    this.#used += bytes;
+    this.#byOwner.set(owner, (this.#byOwner.get(owner) ?? 0) + bytes);
+    this.onChange(this.#used);
+  }
+
+  #give(owner: string, bytes: number): void {
+    this.#used -= bytes;
+    const left = (this.#byOwner.get(owner) ?? bytes) - bytes;
+    if (left > 0) this.#byOwner.set(owner, left);
+    else this.#byOwner.delete(owner);
+    this.onChange(this.#used);
+  }
+}
+
+/** One request's share of a {@link ByteBudget}: bytes it holds until its response closes. */
+export class Reservation {
+  bytes = 0;
+  closed = false;
+
+  constructor(
+    readonly owner: string,
+    private readonly budget: ByteBudget,
+  ) {}
+
+  /** Reserves `bytes` more; false (nothing reserved) when the budget cannot take them. */
+  grow(bytes: number): boolean {
+    return this.budget.grow(this, bytes);
+  }
+}
+
+/**
+ * A per-owner (workspace) rate limit on bytes, as a token bucket that may go into debt: a
+ * request is admitted while its owner's bucket is not in debt, and what it turns out to cost
+ * (its inflated body) is charged after. The bucket refills at `bytesPerSecond` up to one
+ * second's worth. `bytesPerSecond` 0 turns the limit off.
+ */
+export class ByteRateLimit {
+  readonly #buckets = new Map<string, { level: number; at: number }>();
+
+  constructor(
+    readonly bytesPerSecond: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  #bucket(owner: string): { level: number; at: number } {
+    const now = this.now();
+    let bucket = this.#buckets.get(owner);
+    if (!bucket) {
+      if (this.#buckets.size >= 10_000) this.#buckets.clear(); // bounded; a reset is harmless
+      bucket = { level: this.bytesPerSecond, at: now };
+      this.#buckets.set(owner, bucket);
+    }
+    const refill = ((now - bucket.at) / 1000) * this.bytesPerSecond;
+    bucket.level = Math.min(this.bytesPerSecond, bucket.level + refill);
+    bucket.at = now;
+    return bucket;
+  }
+
+  /** 0 when `owner` may send now, else the seconds until its debt is paid off. */
+  waitSeconds(owner: string): number {
+    if (this.bytesPerSecond <= 0) return 0;
+    const bucket = this.#bucket(owner);
+    return bucket.level >= 0 ? 0 : Math.ceil(-bucket.level / this.bytesPerSecond);
+  }
+
+  /** Charges `bytes` to `owner`. */
+  charge(owner: string, bytes: number): void {
+    if (this.bytesPerSecond <= 0) return;
+    this.#bucket(owner).level -= bytes;
+  }
+}

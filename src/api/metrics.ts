@@ -18,6 +18,8 @@ export interface Metrics {
   batchSize: Histogram<'signal'>;
   /** Ingest requests holding a slot now (from arrival until their response closes). */
   ingestInflight: Gauge;
+  /** Bytes of ingest bodies (as sent and inflated) reserved in the byte budget now. */
+  ingestInflightBytes: Gauge;
   /** OTLP metrics export requests (POST /v1/metrics), answered 200 and dropped unread. */
   metricsDropped: Counter;
 }
@@ -69,6 +71,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     ingestInflight: new Gauge({
       name: 'rotscope_ingest_inflight_requests',
       help: 'OTLP requests in flight (each holds one of ROTSCOPE_MAX_INFLIGHT_INGEST slots)',
+      registers: [registry],
+    }),
+    ingestInflightBytes: new Gauge({
+      name: 'rotscope_ingest_inflight_bytes',
+      help: 'Bytes of OTLP request bodies in flight, as sent and inflated (budget: ROTSCOPE_MAX_INFLIGHT_BYTES)',
       registers: [registry],
     }),
     metricsDropped: new Counter({

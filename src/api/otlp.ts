@@ -8,10 +8,11 @@
  * and dropped (counted): 200 with an empty ExportMetricsServiceResponse.
  *
  * Each request holds one of `maxInflightIngest` slots from its arrival until its response
- * closes, however it ends (answered, refused, timed out, aborted by the client).
+ * closes, however it ends (answered, refused, timed out, aborted by the client), and a
+ * reservation in the byte budget (`maxInflightBytes`, at most `maxWorkspaceInflightBytes` per
+ * workspace) for its body as sent and inflated, taken before each part is read or inflated.
+ * A workspace over its rate (`workspaceIngestBytesPerSecond`) gets 429 until it has paid off.
  */
-import { gunzip } from 'node:zlib';
-import { promisify } from 'node:util';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { decodeLogs, decodeTraces, type Encoding } from '../otlp/decode.ts';
@@ -25,11 +26,16 @@ import {
 import type { Rejection } from '../model/telemetry.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { isDataError, isDatabaseUnavailable } from './errors.ts';
-import { InflightSlots, type PendingWork } from './inflight.ts';
+import {
+  ByteBudget,
+  ByteRateLimit,
+  InflightSlots,
+  type PendingWork,
+  type Reservation,
+} from './inflight.ts';
+import { gunzipWithin, readBody, type BodyResult } from './ingest-body.ts';
 import type { IngestPipeline } from '../receiver/pipeline.ts';
 import type { Metrics } from './metrics.ts';
-
-const gunzipAsync = promisify(gunzip);
 
 const METRIC_SIGNAL: Record<Signal, string> = { traces: 'spans', logs: 'log_records' };
 
@@ -74,13 +80,26 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     metrics.ingestInflight.set(used),
   );
 
-  // The body is read raw: decoding (and decompression, with its own limit) is ours.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser(
-    '*',
-    { parseAs: 'buffer', bodyLimit: config.maxBodyBytes },
-    (_request, body, done) => done(null, body),
+  const budget = new ByteBudget(config.maxInflightBytes, config.maxWorkspaceInflightBytes, (used) =>
+    metrics.ingestInflightBytes.set(used),
   );
+  const rate = new ByteRateLimit(config.workspaceIngestBytesPerSecond);
+  /** Each admitted request's reservation, and how much of it its Content-Length took. */
+  const reservations = new WeakMap<
+    FastifyRequest,
+    { reservation: Reservation; reserved: number }
+  >();
+
+  // The body is read raw, within the request's reservation: decoding (and decompression,
+  // with its own limit) is ours.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (request, payload, done) => {
+    const held = reservations.get(request);
+    if (!held) return done(null, Buffer.alloc(0)); // refused in onRequest: never read
+    void readBody(payload, config.maxBodyBytes, held.reservation, held.reserved).then((result) =>
+      result.ok ? done(null, result.body) : done(bodyError(result)),
+    );
+  });
 
   /** Counts a refused request under `reason` and answers with a google.rpc.Status. */
   const refuse = (
@@ -112,6 +131,7 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
   app.setErrorHandler(
     (error: { statusCode?: number; message: string; code?: string }, request, reply) => {
       const status = error.statusCode ?? 500;
+      if (error.code === OVER_BUDGET) return refuseOverBudget(request, reply);
       if (status === 413) {
         const message = `request body over ${config.maxBodyBytes} bytes`;
         return refuse(request, reply, 'too_large', 413, INVALID_ARGUMENT, message);
@@ -145,6 +165,23 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     },
   );
 
+  /** 429 for a body the byte budget cannot take; the connection closes, its rest unread. */
+  const refuseOverBudget = (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('connection', 'close');
+    const message = request.workspaceId
+      ? `ingest bytes in flight over the budget (${config.maxInflightBytes} bytes, ${config.maxWorkspaceInflightBytes} per workspace)`
+      : 'ingest bytes in flight over the budget';
+    return refuse(
+      request,
+      reply,
+      'overloaded',
+      429,
+      RPC_CODES.RESOURCE_EXHAUSTED,
+      message,
+      config.retryAfterSeconds,
+    );
+  };
+
   app.addHook('onRequest', async (request, reply) => {
     if (!slots.tryAcquire(reply.raw)) {
       const message = 'too many requests in flight';
@@ -158,6 +195,30 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
         config.retryAfterSeconds,
       );
     }
+    const length = Number(request.headers['content-length'] ?? 0);
+    const declared = Number.isSafeInteger(length) && length > 0 ? length : 0;
+    if (declared > config.maxBodyBytes) {
+      reply.header('connection', 'close');
+      const message = `request body over ${config.maxBodyBytes} bytes`;
+      return refuse(request, reply, 'too_large', 413, INVALID_ARGUMENT, message);
+    }
+    const owner = request.workspaceId || 'default';
+    const wait = rate.waitSeconds(owner);
+    if (wait > 0) {
+      const message = `workspace over its ingest rate (${config.workspaceIngestBytesPerSecond} bytes/s)`;
+      return refuse(
+        request,
+        reply,
+        'rate_limited',
+        429,
+        RPC_CODES.RESOURCE_EXHAUSTED,
+        message,
+        Math.max(wait, 1),
+      );
+    }
+    const reservation = budget.open(owner, declared, reply.raw);
+    if (!reservation) return refuseOverBudget(request, reply);
+    reservations.set(request, { reservation, reserved: declared });
   });
 
   const handle = (signal: Signal) => async (request: FastifyRequest, reply: FastifyReply) => {
@@ -173,10 +234,13 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
       .trim()
       .toLowerCase();
     if (contentEncoding === 'gzip') {
-      try {
-        body = await gunzipAsync(body, { maxOutputLength: config.maxDecompressedBytes });
-      } catch (error) {
-        return (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE'
+      const held = reservations.get(request);
+      const inflated: BodyResult = held
+        ? await gunzipWithin(body, config.maxDecompressedBytes, held.reservation)
+        : { ok: false, reason: 'over_budget' };
+      if (!inflated.ok) {
+        if (inflated.reason === 'over_budget') return refuseOverBudget(request, reply);
+        return inflated.reason === 'too_large'
           ? refuse(
               request,
               reply,
@@ -187,11 +251,13 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
             )
           : refuse(request, reply, 'undecodable', 400, INVALID_ARGUMENT, 'invalid gzip body');
       }
+      body = inflated.body;
     } else if (contentEncoding !== 'identity') {
       const message = `unsupported Content-Encoding "${contentEncoding}" (use gzip or none)`;
       return refuse(request, reply, 'unsupported_media_type', 415, INVALID_ARGUMENT, message);
     }
 
+    rate.charge(request.workspaceId || 'default', body.length);
     const decoded = signal === 'traces' ? decodeTraces(body, encoding) : decodeLogs(body, encoding);
     if (!decoded.ok) {
       return refuse(request, reply, 'undecodable', 400, INVALID_ARGUMENT, decoded.reason);
@@ -253,6 +319,19 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
       .type(CONTENT_TYPES[encoding])
       .send(encoding === 'json' ? '{}' : Buffer.alloc(0));
   });
+}
+
+const OVER_BUDGET = 'ROTSCOPE_OVER_BUDGET';
+
+/** The error a body parser reports for a body it stopped reading. */
+function bodyError(result: Extract<BodyResult, { ok: false }>): Error {
+  const error = new Error(
+    result.reason === 'too_large' ? 'request body too large' : `request body ${result.reason}`,
+  ) as Error & { statusCode: number; code?: string };
+  error.statusCode =
+    result.reason === 'too_large' ? 413 : result.reason === 'over_budget' ? 429 : 400;
+  if (result.reason === 'over_budget') error.code = OVER_BUDGET;
+  return error;
 }
 
 function unsupportedTypeMessage(request: FastifyRequest): string {
