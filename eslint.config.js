@@ -47,7 +47,7 @@ function boundaryFor(layer, folder) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules', '.rotscope', 'dist', '.scratch', 'coverage', 'src/ui/dist'] },
+  { ignores: ['node_modules', '.rotscope', 'dist', '.scratch', 'coverage', 'test-artifacts'] },
   ...tseslint.configs.recommended,
   {
     rules: {

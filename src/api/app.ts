@@ -4,6 +4,7 @@
  * `inject()` or listen on port 0).
  */
 import type { Socket } from 'node:net';
+import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -12,6 +13,7 @@ import type { Config } from '../config.ts';
 import { createEventLog } from '../log/event-log.ts';
 import type { Store } from '../store/db.ts';
 import { registerAuth } from './auth.ts';
+import { registerConsole } from './console.ts';
 import { isDatabaseUnavailable } from './errors.ts';
 import { healthRoutes } from './health.ts';
 import { PendingWork } from './inflight.ts';
@@ -103,7 +105,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     );
   });
 
-  registerAuth(app, {
+  // Parses the console's session and CSRF cookies before the auth hook reads them.
+  await app.register(fastifyCookie);
+  const auth = registerAuth(app, {
     store,
     host: config.host,
     writeFailure: (request, reply, failure) => {
@@ -162,6 +166,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
       .code(404)
       .send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
   );
+
+  // Before every route: its CSRF hook and security headers must cover them all.
+  await registerConsole(app, {
+    auth,
+    secureCookies: config.publicUrl?.startsWith('https:') ?? false,
+  });
 
   // The OpenAPI document of the JSON API, generated from the routes' own zod schemas.
   await app.register(fastifySwagger, {

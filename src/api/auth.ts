@@ -1,7 +1,8 @@
 /**
  * Bearer-token auth for every route that declares a scope. Tokens belong to a workspace;
  * `admin` satisfies every scope. Bound to loopback with no token created yet, requests
- * without a token go to the `default` workspace (DESIGN §4).
+ * without a token go to the `default` workspace (DESIGN §4). The console's browser sends the
+ * same token from its HttpOnly session cookie (src/api/console.ts) instead of the header.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { anyTokenExists, findToken } from '../store/workspaces.ts';
@@ -21,6 +22,17 @@ export type AuthFailureWriter = (
 const CACHE_TTL_MS = 10_000;
 const CACHE_MAX = 1_000;
 
+/** The console's session cookie: the token a person pasted once (HttpOnly, SameSite=Strict). */
+export const SESSION_COOKIE = 'rotscope_session';
+
+/** What the auth hook knows, for the console's session routes. */
+export interface AuthLookup {
+  /** True while bound to loopback with no token created: requests need no token. */
+  isOpen(): Promise<boolean>;
+  /** The workspace and scope of a live token, or undefined. */
+  lookup(token: string): Promise<{ workspaceId: string; scope: Scope } | undefined>;
+}
+
 export function isLoopbackHost(host: string): boolean {
   return host === '127.0.0.1' || host === '::1' || host === 'localhost' || host.startsWith('127.');
 }
@@ -28,7 +40,7 @@ export function isLoopbackHost(host: string): boolean {
 export function registerAuth(
   app: FastifyInstance,
   options: { store: Store; host: string; writeFailure: AuthFailureWriter },
-): void {
+): AuthLookup {
   const loopback = isLoopbackHost(options.host);
   const tokens = new Map<
     string,
@@ -54,14 +66,17 @@ export function registerAuth(
   }
 
   app.decorateRequest('workspaceId', '');
+  app.decorateRequest('scope', undefined);
   app.addHook('onRequest', async (request, reply) => {
     const needed = request.routeOptions.config.scope;
     if (!needed) return;
     try {
       const header = request.headers.authorization;
-      if (!header) {
+      const session = request.cookies?.[SESSION_COOKIE];
+      if (!header && !session) {
         if (await isOpen()) {
           request.workspaceId = 'default';
+          request.scope = 'admin';
           return;
         }
         return options.writeFailure(request, reply, {
@@ -69,18 +84,18 @@ export function registerAuth(
           message: 'missing bearer token',
         });
       }
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!match) {
+      const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+      if (header && !match) {
         return options.writeFailure(request, reply, {
           status: 401,
           message: 'the Authorization header must be "Bearer <token>"',
         });
       }
-      const found = await lookup(match[1]!);
+      const found = await lookup(match ? match[1]! : session!);
       if (!found)
         return options.writeFailure(request, reply, {
           status: 401,
-          message: 'unknown or revoked token',
+          message: match ? 'unknown or revoked token' : 'the console session ended: sign in again',
         });
       if (found.scope !== 'admin' && found.scope !== needed) {
         return options.writeFailure(request, reply, {
@@ -89,6 +104,7 @@ export function registerAuth(
         });
       }
       request.workspaceId = found.workspaceId;
+      request.scope = found.scope;
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       return options.writeFailure(request, reply, {
@@ -97,4 +113,5 @@ export function registerAuth(
       });
     }
   });
+  return { isOpen, lookup };
 }

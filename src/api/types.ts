@@ -21,6 +21,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The workspace the request's token belongs to (`default` when open on loopback). */
     workspaceId: string;
+    /** The scope of the request's token (`admin` when open on loopback); unset on public routes. */
+    scope: Scope | undefined;
   }
   interface FastifyContextConfig {
     /**
