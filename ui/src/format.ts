@@ -1,0 +1,37 @@
+/** How the console writes numbers, shares and times: one place, so every page reads the same. */
+
+/** 1234 → "1,234"; 152300 → "152.3k"; 2_100_000 → "2.1M". */
+export function formatTokens(tokens: number | null | undefined): string {
+  if (tokens === null || tokens === undefined) return '–';
+  if (Math.abs(tokens) < 10_000) return tokens.toLocaleString('en-US');
+  if (Math.abs(tokens) < 1_000_000) return `${(tokens / 1000).toFixed(1)}k`;
+  return `${(tokens / 1_000_000).toFixed(1)}M`;
+}
+
+/** 0.853 → "85%" (a share of 0..1). */
+export function formatShare(share: number | null | undefined): string {
+  if (share === null || share === undefined || !Number.isFinite(share)) return '–';
+  return `${Math.round(share * 100)}%`;
+}
+
+/** An ISO time or epoch ms → "2026-12-01 08:12:04" in the viewer's time zone. */
+export function formatTime(value: string | number | null | undefined): string {
+  if (value === null || value === undefined) return '–';
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return String(value);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+/** The status line's colours for a window share: dim below 60 %, amber from 70 %, red from 85 %. */
+export function usageLevel(share: number): 'dim' | 'normal' | 'amber' | 'red' {
+  if (share >= 0.85) return 'red';
+  if (share >= 0.7) return 'amber';
+  if (share < 0.6) return 'dim';
+  return 'normal';
+}
+
+/** The CSS class of a severity: `severity-info|warning|critical`. */
+export function severityClass(severity: string): string {
+  return `severity-${severity}`;
+}
