@@ -27,3 +27,11 @@ if (want('startup')) {
   const { benchStartup } = await import('./startup.ts');
   console.log(JSON.stringify({ bench: 'startup', ...(await benchStartup()) }));
 }
+if (want('soak')) {
+  const { benchSoak } = await import('./soak.ts');
+  console.log(JSON.stringify({ bench: 'soak', ...(await benchSoak()) }));
+}
+if (want('gzip32')) {
+  const { benchGzip32 } = await import('./soak.ts');
+  for (const run of await benchGzip32()) console.log(JSON.stringify({ bench: 'gzip32', ...run }));
+}
