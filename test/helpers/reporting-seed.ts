@@ -1,10 +1,15 @@
 /**
  * Known rows in the raw tables, for the reporting views' tests (test/integration/reporting-views
  * and grafana-dashboard): every value the views compute from them is stated here.
- * All rows are on SEED_DAY (UTC) in workspace `acme`.
+ * All rows are on SEED_DAY (UTC) in workspace `acme`. Also: the documented read-only role,
+ * created and used as written in docs/reporting.md.
  */
-import { sql } from 'kysely';
+import { randomBytes } from 'node:crypto';
+import { sql, type Insertable } from 'kysely';
+import pg from 'pg';
 import type { Db } from '../../src/store/db.ts';
+import type { FindingsTable, LlmCallsTable } from '../../src/store/schema.ts';
+import type { TestStore } from './store.ts';
 
 export const SEED_DAY = '2026-11-30';
 /** 10:00 UTC on SEED_DAY, in Unix nanoseconds. */
@@ -26,10 +31,14 @@ export async function seedReporting(db: Db): Promise<{ channelId: string }> {
       finish?: string;
       conversation?: string;
     },
-  ) => ({
+  ): Insertable<LlmCallsTable> => ({
     workspace_id: 'acme',
     trace_id: 'a'.repeat(32),
     span_id: i.toString(16).padStart(16, '0'),
+    parent_span_id: null,
+    conversation_synthetic: false,
+    agent_id: null,
+    request_id: null,
     conversation_id: fields.conversation ?? 'conv-1',
     stream_key: `${fields.conversation ?? 'conv-1'}|main`,
     run_id: 'a'.repeat(32),
@@ -50,6 +59,11 @@ export async function seedReporting(db: Db): Promise<{ channelId: string }> {
     window_source: fields.window === null ? null : 'catalog',
     finish_reason_raw: fields.finish ?? 'stop',
     finish_class: fields.finish === 'length' ? 'output_limit' : 'stop',
+    output_tool_call: false,
+    output_tool_name: null,
+    max_output_tokens: null,
+    parts: null,
+    compacted: false,
   });
   await db
     .insertInto('llm_calls')
@@ -71,7 +85,12 @@ export async function seedReporting(db: Db): Promise<{ channelId: string }> {
     ])
     .execute();
 
-  const finding = (anchor: string, detector: string, severity: string, minutes: number) => ({
+  const finding = (
+    anchor: string,
+    detector: string,
+    severity: 'info' | 'warning' | 'critical',
+    minutes: number,
+  ): Insertable<FindingsTable> => ({
     workspace_id: 'acme',
     detector,
     anchor,
@@ -160,4 +179,73 @@ export async function seedReporting(db: Db): Promise<{ channelId: string }> {
     ])
     .execute();
   return { channelId: String(channel.id) };
+}
+
+/** The read-only role SQL of docs/reporting.md, between its markers. */
+export function roleSqlFromDoc(doc: string): string {
+  const match =
+    /<!-- reporting-role:start -->\s*```sql\n([\s\S]*?)```\s*<!-- reporting-role:end -->/.exec(doc);
+  if (!match) throw new Error('docs/reporting.md has no reporting-role SQL block');
+  return match[1]!;
+}
+
+/**
+ * Runs the documented role SQL with role names unique to this run (roles belong to the whole
+ * PostgreSQL cluster), returns the login role's name and a function that drops both roles.
+ */
+export async function createDocumentedRoles(
+  db: Db,
+  doc: string,
+): Promise<{ group: string; login: string; drop: () => Promise<void> }> {
+  const suffix = randomBytes(4).toString('hex');
+  const group = `rotscope_reporting_${suffix}`;
+  const login = `grafana_reader_${suffix}`;
+  const { rows } = await sql<{ db: string }>`SELECT current_database() AS db`.execute(db);
+  const script = roleSqlFromDoc(doc)
+    .replaceAll('rotscope_reporting', group)
+    .replaceAll('grafana_reader', login)
+    .replaceAll('DATABASE rotscope ', `DATABASE "${rows[0]!.db}" `);
+  await sql.raw(script).execute(db);
+  return {
+    group,
+    login,
+    async drop() {
+      for (const role of [login, group]) {
+        await sql.raw(`DROP OWNED BY ${role}; DROP ROLE ${role}`).execute(db);
+      }
+    },
+  };
+}
+
+/**
+ * Runs `check` with queries made as `login`: a real login to the store's database on
+ * PostgreSQL, `SET ROLE` on PGlite (one connection, no logins).
+ */
+export async function asRole(
+  store: TestStore,
+  login: string,
+  check: (query: (text: string) => Promise<Array<Record<string, unknown>>>) => Promise<void>,
+): Promise<void> {
+  if (store.url) {
+    const url = new URL(store.url);
+    url.username = login;
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    try {
+      await check(async (text) => (await client.query<Record<string, unknown>>(text)).rows);
+    } finally {
+      await client.end();
+    }
+    return;
+  }
+  await store.db.connection().execute(async (conn) => {
+    await sql.raw(`SET ROLE ${login}`).execute(conn);
+    try {
+      await check(
+        async (text) => (await sql.raw<Record<string, unknown>>(text).execute(conn)).rows,
+      );
+    } finally {
+      await sql.raw('RESET ROLE').execute(conn);
+    }
+  });
 }

@@ -8,27 +8,22 @@
  * - the read-only role of docs/reporting.md (its SQL, run as written) can read every view and
  *   nothing else: no raw table, no channel secret, no write.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/db.ts';
-import { seedReporting, SEED_DAY } from '../helpers/reporting-seed.ts';
-import { createTestStore, usingPostgres, type TestStore } from '../helpers/store.ts';
+import {
+  asRole,
+  createDocumentedRoles,
+  seedReporting,
+  SEED_DAY,
+} from '../helpers/reporting-seed.ts';
+import { createTestStore, type TestStore } from '../helpers/store.ts';
 
 const EXPECTED = JSON.parse(
   readFileSync(new URL('./reporting-v1-columns.json', import.meta.url), 'utf8'),
 ) as Record<string, string[]>;
 const DOC = readFileSync(new URL('../../docs/reporting.md', import.meta.url), 'utf8');
-
-/** The read-only role SQL of docs/reporting.md, between its markers. */
-export function roleSqlFromDoc(doc: string): string {
-  const match =
-    /<!-- reporting-role:start -->\s*```sql\n([\s\S]*?)```\s*<!-- reporting-role:end -->/.exec(doc);
-  if (!match) throw new Error('docs/reporting.md has no reporting-role SQL block');
-  return match[1]!;
-}
 
 let store: TestStore;
 let db: Db;
@@ -244,68 +239,17 @@ describe('reporting_v1: what the views compute', () => {
   });
 });
 
-/**
- * Runs the documented role SQL with role names unique to this run (roles are per cluster on
- * PostgreSQL), returns the login role's name and a function that drops both roles.
- */
-async function createDocumentedRoles(
-  handle: Db,
-): Promise<{ group: string; login: string; drop: () => Promise<void> }> {
-  const suffix = randomBytes(4).toString('hex');
-  const group = `rotscope_reporting_${suffix}`;
-  const login = `grafana_reader_${suffix}`;
-  const { rows } = await sql<{ db: string }>`SELECT current_database() AS db`.execute(handle);
-  const script = roleSqlFromDoc(DOC)
-    .replaceAll('rotscope_reporting', group)
-    .replaceAll('grafana_reader', login)
-    .replaceAll('DATABASE rotscope ', `DATABASE "${rows[0]!.db}" `);
-  await sql.raw(script).execute(handle);
-  return {
-    group,
-    login,
-    async drop() {
-      for (const role of [login, group]) {
-        await sql.raw(`DROP OWNED BY ${role}; DROP ROLE ${role}`).execute(handle);
-      }
-    },
-  };
-}
-
 describe('reporting_v1: the documented read-only role', () => {
   let roles: Awaited<ReturnType<typeof createDocumentedRoles>>;
   beforeAll(async () => {
-    roles = await createDocumentedRoles(db);
+    roles = await createDocumentedRoles(db, DOC);
   });
   afterAll(async () => {
     await roles?.drop();
   });
 
-  /** Runs `check` with queries made as the login role: a real login on PostgreSQL, SET ROLE on PGlite. */
-  async function asReader(check: (query: (text: string) => Promise<unknown[]>) => Promise<void>) {
-    if (usingPostgres) {
-      const url = new URL(store.url!);
-      url.username = roles.login;
-      const client = new pg.Client({ connectionString: url.toString() });
-      await client.connect();
-      try {
-        await check(async (text) => (await client.query(text)).rows);
-      } finally {
-        await client.end();
-      }
-      return;
-    }
-    await db.connection().execute(async (conn) => {
-      await sql.raw(`SET ROLE ${roles.login}`).execute(conn);
-      try {
-        await check(async (text) => (await sql.raw(text).execute(conn)).rows);
-      } finally {
-        await sql.raw('RESET ROLE').execute(conn);
-      }
-    });
-  }
-
   it('reads every view', async () => {
-    await asReader(async (query) => {
+    await asRole(store, roles.login, async (query) => {
       for (const view of Object.keys(EXPECTED)) {
         await expect(query(`SELECT * FROM reporting_v1.${view} LIMIT 1`)).resolves.toBeDefined();
       }
@@ -313,7 +257,7 @@ describe('reporting_v1: the documented read-only role', () => {
   });
 
   it('reads no raw table (no channel secret), and writes nothing', async () => {
-    await asReader(async (query) => {
+    await asRole(store, roles.login, async (query) => {
       for (const table of ['channels', 'findings', 'llm_calls', 'api_tokens', 'spans']) {
         await expect(query(`SELECT 1 FROM public.${table} LIMIT 1`)).rejects.toMatchObject({
           code: '42501',
