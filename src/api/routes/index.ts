@@ -9,11 +9,13 @@ import { channelsRoutes } from './channels.ts';
 import { conversationsRoutes } from './conversations.ts';
 import { deliveriesRoutes } from './deliveries.ts';
 import { findingsRoutes } from './findings.ts';
+import { stripRoutes } from './strip.ts';
 import { tokensRoutes } from './tokens.ts';
 
 export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   conversationsRoutes,
   findingsRoutes,
+  stripRoutes,
   alertsRoutes,
   channelsRoutes,
   deliveriesRoutes,

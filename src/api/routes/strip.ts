@@ -1,0 +1,197 @@
+/**
+ * The run view's data (issue 9, the console's run view):
+ * - `GET /api/conversations/:id/strip` and `GET /api/runs/:id/strip`: the context growth strip,
+ *   one row per LLM call in start order as columns (src/store/strip.ts), with the findings that
+ *   mark it (drops, cut-off outputs, tool takeovers) and the usage thresholds to draw;
+ * - `GET /api/findings/:id/what-was-lost`: one drop's detail (src/store/what-was-lost.ts).
+ */
+import { z } from 'zod';
+import { getAlertSettings } from '../../store/alerts.ts';
+import { loadStrip, type StripScope } from '../../store/strip.ts';
+import { loadWhatWasLost } from '../../store/what-was-lost.ts';
+import { errorSchema, isoTime } from '../schemas.ts';
+import type { ApiDeps } from '../types.ts';
+import { withInputRules } from '../validation.ts';
+
+const idParams = z.strictObject({ id: z.string().min(1).max(512) });
+
+const count = z.number().nullable();
+const indexColumn = (what: string) =>
+  z.array(z.number()).describe(`Index into ${what}; -1 for none.`);
+
+const stripSchema = z.object({
+  id: z.string(),
+  scope: z.enum(['conversation', 'run']),
+  calls: z.number(),
+  truncated: z.boolean().describe('More calls exist than the strip returns (100,000).'),
+  startedAt: z.number().nullable().describe('The first call start, Unix milliseconds.'),
+  models: z.array(z.string()),
+  windowSources: z.array(z.string()),
+  finishReasons: z.array(z.string()),
+  sideCalls: z.array(z.string()),
+  streams: z.array(z.object({ key: z.string(), agentId: z.string().nullable() })),
+  parts: z
+    .array(z.string())
+    .describe('Part names: system, messages, other, tool:<name>; `columns.parts` index them.'),
+  columns: z
+    .object({
+      startMs: z.array(z.number()).describe('Milliseconds after the first call start.'),
+      model: indexColumn('models'),
+      input: z.array(count),
+      cacheRead: z.array(count),
+      cacheWrite: z.array(count),
+      output: z.array(count),
+      context: z.array(count).describe('Input + cache read + cache write: the usage.'),
+      window: z.array(count),
+      windowSource: indexColumn('windowSources'),
+      finish: indexColumn('finishReasons'),
+      stream: indexColumn('streams'),
+      side: indexColumn('sideCalls'),
+      parts: z
+        .array(z.array(z.number()).nullable())
+        .describe('Per call, flat pairs [partIndex, tokens, ...]; null when sizes are unknown.'),
+    })
+    .describe('One array per field, one entry per call in start order.'),
+  findings: z.array(
+    z.object({
+      findingId: z.string(),
+      index: z.number().nullable().describe('The call it is anchored on.'),
+      detector: z.string(),
+      severity: z.string(),
+      kind: z.string().nullable(),
+      tokensLost: z.number().nullable(),
+      summary: z.string(),
+    }),
+  ),
+  thresholds: z.object({ usageThreshold: z.number(), usageCritical: z.number() }),
+});
+
+const callEnd = z.object({
+  traceId: z.string(),
+  spanId: z.string(),
+  tokens: count,
+  window: count,
+  model: z.string().nullable(),
+  startedAt: isoTime.nullable(),
+});
+
+const whatWasLostSchema = z.object({
+  findingId: z.string(),
+  conversationId: z.string(),
+  runId: z.string(),
+  streamKey: z.string(),
+  kind: z.enum(['compacted', 'lost']),
+  severity: z.string(),
+  summary: z.string(),
+  tokensLost: count,
+  dropRatio: count,
+  before: callEnd,
+  after: callEnd,
+  partsLost: z.array(
+    z.object({ part: z.string(), name: z.string().nullable(), tokens: z.number() }),
+  ),
+  producer: z.string().nullable(),
+  dropped: z.object({
+    contentCaptured: z.boolean(),
+    count: count,
+    messages: z.array(
+      z.object({
+        role: z.string(),
+        chars: z.number(),
+        text: z.string().nullable(),
+        tool: z.string().nullable(),
+      }),
+    ),
+    chars: count,
+  }),
+  replacement: z
+    .object({
+      kind: z.string(),
+      trigger: z.string().nullable(),
+      evidence: z.string(),
+      tokensBefore: count,
+      tokensAfter: count,
+      messagesKept: count,
+      summarySize: count,
+      summary: z.string().nullable(),
+    })
+    .nullable(),
+  systemPrompt: z.object({
+    before: count,
+    after: count,
+    unit: z.string().nullable(),
+    change: z.string().nullable(),
+    estimated: z.boolean(),
+    recorded: z.boolean(),
+    textBefore: z.string().nullable(),
+    textAfter: z.string().nullable(),
+  }),
+});
+
+export const stripRoutes = withInputRules<ApiDeps>(async (app, deps) => {
+  const db = deps.store.db;
+
+  const stripOf = async (workspaceId: string, id: string, scope: StripScope) => {
+    const strip = await loadStrip(db, workspaceId, scope);
+    if (!strip) return undefined;
+    const { thresholds } = await getAlertSettings(db, workspaceId);
+    return {
+      id,
+      scope: 'conversationId' in scope ? ('conversation' as const) : ('run' as const),
+      ...strip,
+      thresholds: {
+        usageThreshold: thresholds.usageThreshold,
+        usageCritical: thresholds.usageCritical,
+      },
+    };
+  };
+
+  app.get(
+    '/api/conversations/:id/strip',
+    {
+      config: { scope: 'read' },
+      schema: { params: idParams, response: { 200: stripSchema, 404: errorSchema } },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const strip = await stripOf(request.workspaceId, id, { conversationId: id });
+      if (!strip)
+        return reply.code(404).send({ error: 'not_found', message: `no conversation "${id}"` });
+      return strip;
+    },
+  );
+
+  app.get(
+    '/api/runs/:id/strip',
+    {
+      config: { scope: 'read' },
+      schema: { params: idParams, response: { 200: stripSchema, 404: errorSchema } },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const strip = await stripOf(request.workspaceId, id, { runId: id });
+      if (!strip) return reply.code(404).send({ error: 'not_found', message: `no run "${id}"` });
+      return strip;
+    },
+  );
+
+  app.get(
+    '/api/findings/:id/what-was-lost',
+    {
+      config: { scope: 'read' },
+      schema: {
+        params: z.strictObject({ id: z.string().min(1).max(64) }),
+        response: { 200: whatWasLostSchema, 404: errorSchema },
+      },
+    },
+    async (request, reply) => {
+      const detail = await loadWhatWasLost(db, request.workspaceId, request.params.id);
+      if (!detail)
+        return reply.code(404).send({
+          error: 'not_found',
+          message: `no history_lost finding "${request.params.id}"`,
+        });
+      return detail;
+    },
+  );
+});

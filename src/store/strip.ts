@@ -1,0 +1,259 @@
+/**
+ * The context growth strip of a conversation or a run, for the console's run view: one row per
+ * LLM call in `(start_ns, span_id)` order, served as columns (one array per field, repeated
+ * strings as indexes into small dictionaries), so a run of 10,000 calls is a few hundred KB of
+ * numbers rather than 10,000 call objects. Only what the page draws is read: no raw spans, no
+ * message content. The drops (history_lost), cut-off outputs and tool takeovers come from the
+ * stored findings and point at the call they are anchored on by its index.
+ */
+import { sql } from 'kysely';
+import type { InputParts } from '../model/calls.ts';
+import type { Db } from './db.ts';
+
+/** Which calls: a conversation's, or a run's (its run id or its trace id). */
+export type StripScope = { conversationId: string } | { runId: string };
+
+/** The most calls one strip returns (the first ones, in start order). */
+export const MAX_STRIP_CALLS = 100_000;
+
+/** A small dictionary of repeated strings: the columns hold indexes into it (-1 for none). */
+class Dictionary {
+  readonly values: string[] = [];
+  private readonly index = new Map<string, number>();
+  of(value: string | null): number {
+    if (value === null) return -1;
+    let i = this.index.get(value);
+    if (i === undefined) {
+      i = this.values.length;
+      this.values.push(value);
+      this.index.set(value, i);
+    }
+    return i;
+  }
+}
+
+export interface StripStream {
+  key: string;
+  /** The sub-agent's id; null on the main thread. */
+  agentId: string | null;
+}
+
+export interface StripColumns {
+  /** Milliseconds from the first call's start. */
+  startMs: number[];
+  /** Index into `models` (response model, else request model); -1 when unknown. */
+  model: number[];
+  input: Array<number | null>;
+  cacheRead: Array<number | null>;
+  cacheWrite: Array<number | null>;
+  output: Array<number | null>;
+  /** Everything sent (input + cache read + cache write); the bar's height over `window`. */
+  context: Array<number | null>;
+  window: Array<number | null>;
+  /** Index into `windowSources`; -1 when no window. */
+  windowSource: number[];
+  /** Index into `finishReasons` (the raw value); -1 when the producer did not say. */
+  finish: number[];
+  /** Index into `streams`. */
+  stream: number[];
+  /** Index into `sideCalls` (the side call's reason); -1 for a call of its stream. */
+  side: number[];
+  /**
+   * Per call, the input split by part in tokens (the sizes scaled to the call's usage), as
+   * flat pairs `[partIndex, tokens, ...]` with part indexes into `parts`; null when unknown.
+   */
+  parts: Array<number[] | null>;
+}
+
+export interface StripMark {
+  findingId: string;
+  /** The index of the call the finding is anchored on; null when that call is not in the strip. */
+  index: number | null;
+  detector: string;
+  severity: string;
+  kind: string | null;
+  /** history_lost: the tokens the drop lost. */
+  tokensLost: number | null;
+  summary: string;
+}
+
+export interface Strip {
+  calls: number;
+  /** True when the conversation has more calls than {@link MAX_STRIP_CALLS}. */
+  truncated: boolean;
+  /** The first call's start, Unix ms (null when there are no calls). */
+  startedAt: number | null;
+  models: string[];
+  windowSources: string[];
+  finishReasons: string[];
+  sideCalls: string[];
+  streams: StripStream[];
+  /** Part names: `system`, `messages` (measured from content), `other` (not measured), `tool:<name>`. */
+  parts: string[];
+  columns: StripColumns;
+  /** Every finding of the conversation or run, oldest call first. */
+  findings: StripMark[];
+}
+
+/** A call's input parts in tokens: the sizes scaled to its usage, rest as messages or other. */
+function partPairs(
+  parts: InputParts | null,
+  context: number | null,
+  names: Dictionary,
+): number[] | null {
+  if (!parts || context === null || context <= 0) return null;
+  const total = parts.total ?? (parts.unit === 'tokens' ? context : null);
+  if (total === null || total <= 0) return null;
+  const scale = context / total;
+  const pairs: number[] = [];
+  let named = 0;
+  if (parts.system !== null && parts.system > 0) {
+    const tokens = Math.round(parts.system * scale);
+    pairs.push(names.of('system'), tokens);
+    named += tokens;
+  }
+  for (const [tool, size] of Object.entries(parts.tools)) {
+    if (!(size > 0)) continue;
+    const tokens = Math.round(size * scale);
+    pairs.push(names.of(`tool:${tool}`), tokens);
+    named += tokens;
+  }
+  const rest = context - named;
+  // sizes measured from the messages cover the whole input; tool spans and estimates do not
+  if (rest > 0) pairs.push(names.of(parts.source === 'messages' ? 'messages' : 'other'), rest);
+  return pairs;
+}
+
+const nsToMs = (ns: string | number | bigint): number => Number(BigInt(ns) / 1000n) / 1000;
+
+/** The strip of a conversation or run; undefined when it has neither calls nor findings. */
+export async function loadStrip(
+  db: Db,
+  workspaceId: string,
+  scope: StripScope,
+  limit = MAX_STRIP_CALLS,
+): Promise<Strip | undefined> {
+  const rows = await db
+    .selectFrom('llm_calls')
+    .select([
+      'trace_id',
+      'span_id',
+      'start_ns',
+      'stream_key',
+      'agent_id',
+      'side_call',
+      sql<string | null>`coalesce(response_model, request_model)`.as('model'),
+      'input_tokens_raw',
+      'cache_read_tokens',
+      'cache_write_tokens',
+      'output_tokens',
+      'context_tokens',
+      'context_window',
+      'window_source',
+      'finish_reason_raw',
+      'parts',
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) =>
+      'conversationId' in scope
+        ? eb('conversation_id', '=', scope.conversationId)
+        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
+    )
+    .orderBy('start_ns')
+    .orderBy('span_id')
+    .limit(limit + 1)
+    .execute();
+  const findingRows = await db
+    .selectFrom('findings')
+    .select(['id', 'detector', 'severity', 'kind', 'trace_id', 'span_id', 'summary', 'details'])
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) =>
+      'conversationId' in scope
+        ? eb('conversation_id', '=', scope.conversationId)
+        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
+    )
+    .orderBy('id')
+    .execute();
+  if (rows.length === 0 && findingRows.length === 0) return undefined;
+
+  const truncated = rows.length > limit;
+  const calls = truncated ? rows.slice(0, limit) : rows;
+  const models = new Dictionary();
+  const windowSources = new Dictionary();
+  const finishReasons = new Dictionary();
+  const sideCalls = new Dictionary();
+  const partNames = new Dictionary();
+  const streams: StripStream[] = [];
+  const streamIndex = new Map<string, number>();
+  const callIndex = new Map<string, number>();
+  const first = calls[0];
+  const t0 = first ? nsToMs(first.start_ns) : 0;
+  const columns: StripColumns = {
+    startMs: [],
+    model: [],
+    input: [],
+    cacheRead: [],
+    cacheWrite: [],
+    output: [],
+    context: [],
+    window: [],
+    windowSource: [],
+    finish: [],
+    stream: [],
+    side: [],
+    parts: [],
+  };
+  calls.forEach((row, i) => {
+    callIndex.set(`${row.trace_id}:${row.span_id}`, i);
+    let s = streamIndex.get(row.stream_key);
+    if (s === undefined) {
+      s = streams.length;
+      streams.push({ key: row.stream_key, agentId: row.agent_id });
+      streamIndex.set(row.stream_key, s);
+    }
+    columns.startMs.push(Math.round((nsToMs(row.start_ns) - t0) * 1000) / 1000);
+    columns.model.push(models.of(row.model));
+    columns.input.push(row.input_tokens_raw);
+    columns.cacheRead.push(row.cache_read_tokens);
+    columns.cacheWrite.push(row.cache_write_tokens);
+    columns.output.push(row.output_tokens);
+    columns.context.push(row.context_tokens);
+    columns.window.push(row.context_window);
+    columns.windowSource.push(windowSources.of(row.window_source));
+    columns.finish.push(finishReasons.of(row.finish_reason_raw));
+    columns.stream.push(s);
+    columns.side.push(sideCalls.of(row.side_call));
+    columns.parts.push(
+      partPairs((row.parts ?? null) as InputParts | null, row.context_tokens, partNames),
+    );
+  });
+
+  const findings: StripMark[] = findingRows.map((f) => {
+    const details = (f.details ?? {}) as Record<string, unknown>;
+    const lost = details['tokensLost'];
+    return {
+      findingId: String(f.id),
+      index: callIndex.get(`${f.trace_id}:${f.span_id}`) ?? null,
+      detector: f.detector,
+      severity: f.severity,
+      kind: f.kind,
+      tokensLost: typeof lost === 'number' ? lost : null,
+      summary: f.summary,
+    };
+  });
+  findings.sort((a, b) => (a.index ?? calls.length) - (b.index ?? calls.length));
+
+  return {
+    calls: calls.length,
+    truncated,
+    startedAt: first ? Math.round(t0) : null,
+    models: models.values,
+    windowSources: windowSources.values,
+    finishReasons: finishReasons.values,
+    sideCalls: sideCalls.values,
+    streams,
+    parts: partNames.values,
+    columns,
+    findings,
+  };
+}
