@@ -5,7 +5,7 @@
  */
 import pino from 'pino';
 import { buildApp } from './api/app.ts';
-import { createMetrics } from './api/metrics.ts';
+import { countFindingEvents, createMetrics } from './api/metrics.ts';
 import { BOOTSTRAP_SCOPE, BOOTSTRAP_WORKSPACE, bootstrapToken } from './bootstrap-token.ts';
 import type { Config } from './config.ts';
 import { openStore } from './store/db.ts';
@@ -44,13 +44,19 @@ export async function serve(config: Config): Promise<RunningServer> {
     await store.close();
     throw error;
   }
+  const metrics = createMetrics({ defaultMetrics: true });
   const built = await buildApp({
     store,
     config,
-    metrics: createMetrics({ defaultMetrics: true }),
+    metrics,
     logger: log,
   });
-  const loops = await startBackgroundLoops({ store, config, log });
+  const loops = await startBackgroundLoops({
+    store,
+    config,
+    log,
+    onEvaluated: (result) => countFindingEvents(metrics, result.findingEvents),
+  });
   // fastify logs "Server listening at" for every address at info; rotscope logs one line.
   const level = built.app.log.level;
   if (log.isLevelEnabled('info')) built.app.log.level = 'warn';

@@ -3,6 +3,8 @@
  * process do not share counters). Counted, never logged per span.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { FindingEvent } from '../evaluator/evaluate.ts';
+import { DETECTOR_IDS, SEVERITIES } from '../model/findings.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -22,14 +24,49 @@ export interface Metrics {
   ingestInflightBytes: Gauge;
   /** OTLP metrics export requests (POST /v1/metrics), answered 200 and dropped unread. */
   metricsDropped: Counter;
+  /** Findings this process's evaluator created, by detector and severity (see countFindingEvents). */
+  findingsCreated: Counter<'detector' | 'severity'>;
+  /** Findings this process's evaluator raised to critical, by detector. */
+  findingsEscalated: Counter<'detector'>;
+}
+
+/**
+ * Counts the findings an evaluation created or escalated, called after its transaction
+ * committed (the evaluator's onEvaluated): each finding is counted once, by the process that
+ * wrote it; `sum` over processes for the total.
+ */
+export function countFindingEvents(metrics: Metrics, events: readonly FindingEvent[]): void {
+  for (const { detector, severity, event } of events) {
+    if (event === 'created') metrics.findingsCreated.inc({ detector, severity });
+    else metrics.findingsEscalated.inc({ detector });
+  }
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics)
     collectDefaultMetrics({ register: registry, prefix: 'rotscope_process_' });
+  const findingsCreated = new Counter({
+    name: 'rotscope_findings_created_total',
+    help: 'Findings created by this process, by detector and severity at creation',
+    labelNames: ['detector', 'severity'],
+    registers: [registry],
+  });
+  const findingsEscalated = new Counter({
+    name: 'rotscope_findings_escalated_total',
+    help: 'Findings raised to critical by this process, by detector',
+    labelNames: ['detector'],
+    registers: [registry],
+  });
+  // Every series exists from the start at 0, so rate() and alerts see the first finding.
+  for (const detector of DETECTOR_IDS) {
+    findingsEscalated.inc({ detector }, 0);
+    for (const severity of SEVERITIES) findingsCreated.inc({ detector, severity }, 0);
+  }
   return {
     registry,
+    findingsCreated,
+    findingsEscalated,
     received: new Counter({
       name: 'rotscope_ingest_received_total',
       help: 'Spans and log records received over OTLP',

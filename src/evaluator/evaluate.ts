@@ -8,6 +8,7 @@ import { driveDetectors, FindingSet, type DetectorStates } from '../detectors/dr
 import { buildTimeline } from '../detectors/timeline.ts';
 import type { Detector } from '../detectors/types.ts';
 import type { LlmCall } from '../model/calls.ts';
+import type { DetectorId, Severity } from '../model/findings.ts';
 import { getAlertSettings } from '../store/alerts.ts';
 import {
   deleteCheckpoints,
@@ -51,10 +52,22 @@ export interface EvaluationResult {
   findingsEscalated: number;
   findingsUpdated: number;
   deliveriesQueued: number;
+  /**
+   * Each finding this evaluation created or raised to critical, with its severity after the
+   * write; committed with the evaluation (the Prometheus finding counters count these).
+   */
+  findingEvents: FindingEvent[];
   /** False when the alert is disabled: the position advanced, no findings were written. */
   enabled: boolean;
   /** False when calls remain for another transaction. */
   settled: boolean;
+}
+
+/** A finding an evaluation created, or raised to critical. */
+export interface FindingEvent {
+  detector: DetectorId;
+  severity: Severity;
+  event: 'created' | 'escalated';
 }
 
 const DEFAULT_PAGE_SIZE = 500;
@@ -159,6 +172,7 @@ export async function evaluateConversation(
     findingsEscalated: 0,
     findingsUpdated: 0,
     deliveriesQueued: 0,
+    findingEvents: [],
     enabled: settings.enabled,
     settled,
   };
@@ -173,6 +187,11 @@ export async function evaluateConversation(
       if (upserted.outcome !== 'created' && upserted.outcome !== 'escalated') continue;
       if (upserted.outcome === 'created') result.findingsCreated += 1;
       else result.findingsEscalated += 1;
+      result.findingEvents.push({
+        detector: draft.detector,
+        severity: upserted.severity,
+        event: upserted.outcome,
+      });
       result.deliveriesQueued += await enqueueDeliveries(db, {
         workspaceId: claimed.workspaceId,
         findingId: upserted.id,
