@@ -5,7 +5,7 @@
  * whole and answers 400 listing every problem; nothing is changed then.
  */
 import { z } from 'zod';
-import { SEVERITIES } from '../../model/findings.ts';
+import { DETECTOR_IDS, SEVERITIES } from '../../model/findings.ts';
 import {
   THRESHOLD_KEYS,
   checkThresholds,
@@ -24,6 +24,7 @@ import {
   type AlertSettings,
 } from '../../store/alerts.ts';
 import type { Db } from '../../store/db.ts';
+import { PREVIEW_DAYS, PREVIEW_LIMITS, previewContextRot } from '../../evaluator/preview.ts';
 import { isoTime } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
@@ -152,6 +153,46 @@ async function readSettings(db: Db, workspaceId: string) {
   return { ...settings, channels };
 }
 
+const countSchema = z.object({
+  detector: z.enum(DETECTOR_IDS),
+  info: z.int(),
+  warning: z.int(),
+  critical: z.int(),
+  total: z.int(),
+});
+
+/** What POST /api/alerts/context-rot/preview answers. */
+const previewSchema = z.object({
+  since: isoTime.describe('Calls starting at or after this time were replayed.'),
+  until: isoTime,
+  days: z.int(),
+  scanned: z.object({ conversations: z.int(), calls: z.int() }),
+  limits: z
+    .object({ conversations: z.int(), calls: z.int() })
+    .describe('At most this many conversations (most recently active first) and calls are read.'),
+  truncated: z
+    .boolean()
+    .describe('True when the limits stopped the replay before the window ended.'),
+  counts: z.array(countSchema).describe('Findings the knobs would have raised, per detector.'),
+  total: z.int(),
+  examples: z.array(
+    z.object({
+      detector: z.enum(DETECTOR_IDS),
+      severity: z.enum(SEVERITIES),
+      kind: z.string().nullable(),
+      conversationId: z.string(),
+      runId: z.string(),
+      traceId: z.string(),
+      spanId: z.string(),
+      summary: z.string(),
+    }),
+  ),
+  compared: z
+    .object({ counts: z.array(countSchema), total: z.int() })
+    .nullable()
+    .describe('The same calls under the stored knobs.'),
+});
+
 /** Thrown inside the PUT transaction to roll it back with a 400. */
 class InvalidSettings extends Error {
   constructor(readonly errors: string[]) {
@@ -159,7 +200,11 @@ class InvalidSettings extends Error {
   }
 }
 
-/** The alert settings routes: GET needs `read`, PUT `admin`. */
+/**
+ * The alert settings routes: GET needs `read`, PUT `admin`. The preview needs `read`: it
+ * changes nothing, shows nothing a read token cannot already list (findings, runs), and its
+ * work is bounded (PREVIEW_LIMITS).
+ */
 export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
 
@@ -199,6 +244,37 @@ export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           .send({ error: 'bad_request', message: error.message, errors: error.errors });
       }
       return readSettings(db, workspaceId);
+    },
+  );
+
+  app.post(
+    '/api/alerts/context-rot/preview',
+    {
+      config: { scope: 'read' },
+      schema: {
+        description:
+          `Replays the stored calls of the last ${PREVIEW_DAYS} days through the detectors with the ` +
+          'given knobs (the body PUT takes, merged over the stored settings the same way) and ' +
+          `counts what they would have found; at most ${PREVIEW_LIMITS.conversations} ` +
+          `conversations and ${PREVIEW_LIMITS.calls} calls. Saves nothing; the same 400 as PUT.`,
+        body: putBodySchema,
+        response: { 200: previewSchema, 400: errorSchema },
+      },
+    },
+    async (request, reply) => {
+      const current = await getAlertSettings(db, request.workspaceId);
+      const merged = mergeAlertSettings(current, request.body);
+      if (!merged.ok) {
+        return reply.code(400).send({
+          error: 'bad_request',
+          message: merged.errors.join('; '),
+          errors: merged.errors,
+        });
+      }
+      return previewContextRot(db, request.workspaceId, merged.settings, {
+        now: new Date(),
+        compareWith: current,
+      });
     },
   );
 });
