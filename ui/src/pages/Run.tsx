@@ -1,6 +1,131 @@
-/** Placeholder: the Run page is being built. */
-import type { Route } from '../router.ts';
+/**
+ * The run view (`#/runs/<id>`, `#/conversations/<id>`, optional `?finding=<id>`): the context
+ * growth strip of every LLM call, the run's findings beside it, and What was lost at the drop
+ * selected (a ▼ on the strip or a finding in the list).
+ */
+import { useMemo, useState } from 'react';
+import { useApi } from '../api.ts';
+import { Empty, ErrorMessage, Loading } from '../components/Status.tsx';
+import { formatShare, formatTime, severityClass } from '../format.ts';
+import { redirect, type Route } from '../router.ts';
+import { FindingsList } from '../run/FindingsList.tsx';
+import { findingTitle } from '../run/labels.ts';
+import { StripChart } from '../run/StripChart.tsx';
+import { buildModel, fullest, isSideCall, type StreamFilter } from '../run/strip-model.ts';
+import type { Strip } from '../run/types.ts';
+import { WhatWasLost, type DropPlace } from '../run/WhatWasLost.tsx';
 
-export default function RunPage(_props: { route: Route }) {
-  return <h1>Run</h1>;
+export default function RunPage({ route }: { route: Route }) {
+  const [section = 'runs', id = ''] = route.path;
+  const kind = section === 'conversations' ? 'conversations' : 'runs';
+  const { data, error, loading } = useApi<Strip>(
+    id ? `/api/${kind}/${encodeURIComponent(id)}/strip` : undefined,
+  );
+  const selected = route.query.get('finding');
+  const select = (findingId: string) => redirect([kind, id], { finding: findingId });
+
+  if (!id) return <Empty>No run given.</Empty>;
+  return (
+    <div className="run-view">
+      <h1>
+        {kind === 'conversations' ? 'Conversation' : 'Run'} <code>{id}</code>
+      </h1>
+      {loading && !data && <Loading what="the strip" />}
+      <ErrorMessage error={error} />
+      {data && <RunBody strip={data} selected={selected} onSelect={select} />}
+    </div>
+  );
+}
+
+function RunBody({
+  strip,
+  selected,
+  onSelect,
+}: {
+  strip: Strip;
+  selected: string | null;
+  onSelect: (findingId: string) => void;
+}) {
+  const [filter, setFilter] = useState<StreamFilter>('all');
+  const model = useMemo(() => buildModel(strip, filter), [strip, filter]);
+  const top = fullest(model);
+  const finding = strip.findings.find((f) => f.findingId === selected) ?? null;
+  const agents = strip.streams.map((s, k) => ({ ...s, k })).filter((s) => s.agentId !== null);
+  const sideCalls = strip.columns.side.some((s) => s >= 0);
+
+  return (
+    <>
+      <p className="run-meta muted">
+        {strip.calls.toLocaleString('en-US')} calls
+        {strip.truncated ? ' (the first ones; more exist)' : ''}
+        {strip.startedAt !== null ? ` · from ${formatTime(strip.startedAt)}` : ''}
+        {strip.models.length > 0 ? ` · ${strip.models.join(', ')}` : ''}
+        {` · ${strip.streams.length} stream${strip.streams.length === 1 ? '' : 's'}`}
+        {agents.length > 0 ? ` (${agents.length} sub-agent${agents.length === 1 ? '' : 's'})` : ''}
+        {top ? ` · fullest call #${top.index + 1} at ${formatShare(top.share)} of its window` : ''}
+      </p>
+      {(agents.length > 0 || sideCalls) && (
+        <label className="stream-filter">
+          Streams{' '}
+          <select value={filter} onChange={(event) => setFilter(event.target.value)}>
+            <option value="all">all calls</option>
+            <option value="main">main thread only</option>
+            {agents.map((a) => (
+              <option key={a.k} value={`stream:${a.k}`}>
+                sub-agent {a.agentId}
+              </option>
+            ))}
+            {sideCalls && <option value="side">side calls</option>}
+          </select>
+        </label>
+      )}
+      <div className="run-layout">
+        <div className="run-main">
+          {strip.calls === 0 ? (
+            <Empty>No LLM calls stored for this {strip.scope}.</Empty>
+          ) : (
+            <StripChart strip={strip} model={model} selected={selected} onSelect={onSelect} />
+          )}
+          {finding?.detector === 'history_lost' ? (
+            <WhatWasLost
+              key={finding.findingId}
+              findingId={finding.findingId}
+              place={placeOf(strip, finding.index)}
+            />
+          ) : finding ? (
+            <section className="selected-finding" aria-label="Selected finding">
+              <h2>
+                {findingTitle(finding)}{' '}
+                <span className={`badge ${severityClass(finding.severity)}`}>
+                  {finding.severity}
+                </span>
+              </h2>
+              <p>{finding.summary}</p>
+            </section>
+          ) : (
+            <p className="muted hint">Click a ▼ on the strip to see what was lost at that drop.</p>
+          )}
+        </div>
+        <aside className="run-aside">
+          <h2>Findings</h2>
+          <FindingsList findings={strip.findings} selected={selected} onSelect={onSelect} />
+        </aside>
+      </div>
+    </>
+  );
+}
+
+/** The strip numbers of the call after a drop and of its stream's previous call. */
+function placeOf(strip: Strip, index: number | null): DropPlace {
+  if (index === null) return { beforeCall: null, afterCall: null };
+  const stream = strip.columns.stream[index];
+  for (let i = index - 1; i >= 0; i--) {
+    if (
+      strip.columns.stream[i] === stream &&
+      !isSideCall(strip, i) &&
+      strip.columns.context[i] !== null
+    )
+      return { beforeCall: i + 1, afterCall: index + 1 };
+  }
+  return { beforeCall: null, afterCall: index + 1 };
 }

@@ -1,0 +1,82 @@
+/**
+ * What the strip draws, derived once per strip: which calls are shown (a stream filter), each
+ * call's share of its window, and where each call sits on the strip. Plain typed arrays, so a
+ * 10,000-call run costs a few small allocations, not 10,000 objects.
+ */
+import { usageLevel } from '../format.ts';
+import type { Strip } from './types.ts';
+
+/** `all`, `main` (calls of threads with no agent), `agent:<streamIndex>` or `side`. */
+export type StreamFilter = string;
+
+export interface StripModel {
+  /** Call indexes shown, in start order. */
+  order: Int32Array;
+  /** Position of each call in `order`; -1 when filtered out. */
+  positionOf: Int32Array;
+  /** Each call's usage over its window (NaN when either is unknown). */
+  share: Float64Array;
+  /** The largest usage of the calls, for scaling calls with no known window. */
+  maxContext: number;
+}
+
+export function isSideCall(strip: Strip, i: number): boolean {
+  return (strip.columns.side[i] ?? -1) >= 0;
+}
+
+export function isSubAgent(strip: Strip, i: number): boolean {
+  return strip.streams[strip.columns.stream[i] ?? 0]?.agentId != null;
+}
+
+function keep(strip: Strip, i: number, filter: StreamFilter): boolean {
+  if (filter === 'all') return true;
+  if (filter === 'side') return isSideCall(strip, i);
+  if (filter === 'main') return !isSubAgent(strip, i) && !isSideCall(strip, i);
+  if (filter.startsWith('stream:')) return String(strip.columns.stream[i]) === filter.slice(7);
+  return true;
+}
+
+export function buildModel(strip: Strip, filter: StreamFilter): StripModel {
+  const n = strip.calls;
+  const share = new Float64Array(n);
+  const positionOf = new Int32Array(n).fill(-1);
+  const shown: number[] = [];
+  let maxContext = 0;
+  const { context, window } = strip.columns;
+  for (let i = 0; i < n; i++) {
+    const used = context[i] ?? null;
+    const size = window[i] ?? null;
+    share[i] = used !== null && size !== null && size > 0 ? used / size : Number.NaN;
+    if (used !== null && used > maxContext) maxContext = used;
+    if (keep(strip, i, filter)) {
+      positionOf[i] = shown.length;
+      shown.push(i);
+    }
+  }
+  return { order: Int32Array.from(shown), positionOf, share, maxContext };
+}
+
+/** The status line's level of a call (dim for an unknown share). */
+export function levelOf(share: number): ReturnType<typeof usageLevel> {
+  return Number.isNaN(share) ? 'dim' : usageLevel(share);
+}
+
+/** The part pairs of call `i` as `{ name, tokens }`, largest first. */
+export function partsOf(strip: Strip, i: number): Array<{ name: string; tokens: number }> {
+  const pairs = strip.columns.parts[i];
+  if (!pairs) return [];
+  const out: Array<{ name: string; tokens: number }> = [];
+  for (let k = 0; k + 1 < pairs.length; k += 2)
+    out.push({ name: strip.parts[pairs[k]!] ?? '?', tokens: pairs[k + 1]! });
+  return out.sort((a, b) => b.tokens - a.tokens);
+}
+
+/** The fullest call: its index and share, or null when no call has a known share. */
+export function fullest(model: StripModel): { index: number; share: number } | null {
+  let best: { index: number; share: number } | null = null;
+  for (const i of model.order) {
+    const s = model.share[i]!;
+    if (!Number.isNaN(s) && (best === null || s > best.share)) best = { index: i, share: s };
+  }
+  return best;
+}
