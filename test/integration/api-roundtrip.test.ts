@@ -62,6 +62,8 @@ describe('PUT /api/alerts/context-rot', () => {
     const before = await inject('GET', '/api/alerts/context-rot');
     const body = before.json<Record<string, unknown>>();
     expect(body.updatedAt).toEqual(expect.any(String));
+    // A read-only field the console shows beside each knob; sent back, it is ignored.
+    expect(body.defaults).toEqual({ thresholds: expect.objectContaining({ usageThreshold: 0.7 }) });
     const put = await inject('PUT', '/api/alerts/context-rot', body);
     expect(put.json()).toMatchObject({ windowOverrides: body.windowOverrides });
     expect(put.statusCode).toBe(200);

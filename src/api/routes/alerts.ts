@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { DETECTOR_IDS, SEVERITIES } from '../../model/findings.ts';
 import {
+  DEFAULT_THRESHOLDS,
   THRESHOLD_KEYS,
   checkThresholds,
   thresholdValuesSchema,
@@ -41,6 +42,9 @@ const settingsSchema = z.object({
   ),
   channels: z.array(z.object({ id: z.string(), minSeverity: z.enum(SEVERITIES) })),
   updatedAt: isoTime.nullable().describe('Null until first changed.'),
+  defaults: z
+    .object({ thresholds: thresholdValuesSchema })
+    .describe('Read-only: the value of each knob in a workspace that never changed it.'),
 });
 
 const errorSchema = z.object({
@@ -74,12 +78,13 @@ const putBodySchema = z.looseObject({
     .max(100)
     .optional(),
   updatedAt: z.string().nullable().optional().describe('Read-only: ignored.'),
+  defaults: z.unknown().optional().describe('Read-only: ignored.'),
 });
 
 /** The body of PUT /api/alerts/context-rot. */
 export type AlertSettingsInput = z.infer<typeof putBodySchema>;
 
-/** The fields a PUT may send, the read-only `updatedAt` GET returns included (it is ignored). */
+/** The fields a PUT may send, the read-only `updatedAt` and `defaults` GET returns included (ignored). */
 const KNOWN_KEYS = Object.keys(putBodySchema.shape);
 /** Largest window override accepted (tokens). */
 const MAX_WINDOW = 100_000_000;
@@ -150,7 +155,7 @@ async function readSettings(db: Db, workspaceId: string) {
     getAlertSettings(db, workspaceId),
     getAlertChannels(db, workspaceId),
   ]);
-  return { ...settings, channels };
+  return { ...settings, channels, defaults: { thresholds: { ...DEFAULT_THRESHOLDS } } };
 }
 
 const countSchema = z.object({
