@@ -1,7 +1,7 @@
 /**
  * CLI commands beside a running server. The embedded database (PGlite) allows one process per
  * data directory, so a command that finds the directory held never writes underneath the
- * holder: it goes through the holder's HTTP API (`token create`), or refuses naming the
+ * holder: it goes through the holder's HTTP API (`token create|list|revoke`), or refuses naming the
  * holder's pid and address (`migrate`, `import`). On PostgreSQL there is no lock.
  */
 import type { Config } from '../config.ts';
@@ -51,7 +51,7 @@ export function reachableUrl(url: string): string {
  */
 export async function createTokenThroughServer(
   locked: DataDirLockedError,
-  request: { workspace: string; scope: Scope; adminToken: string | undefined },
+  request: { workspace: string; scope: Scope; name?: string; adminToken: string | undefined },
   io: Out,
 ): Promise<number> {
   const holder = locked.holder;
@@ -65,7 +65,11 @@ export async function createTokenThroughServer(
         'content-type': 'application/json',
         ...(request.adminToken ? { authorization: `Bearer ${request.adminToken}` } : {}),
       },
-      body: JSON.stringify({ workspace: request.workspace, scope: request.scope }),
+      body: JSON.stringify({
+        workspace: request.workspace,
+        scope: request.scope,
+        ...(request.name ? { name: request.name } : {}),
+      }),
       signal: AbortSignal.timeout(10_000),
     });
   } catch (error) {
@@ -94,4 +98,49 @@ export async function createTokenThroughServer(
       `${body.message ?? 'no message'}${hint}\n`,
   );
   return 1;
+}
+
+/**
+ * A JSON API call to the server holding the data directory (`token list`, `token revoke`),
+ * with an admin token when given. Returns the answer's body on a 2xx; otherwise prints why
+ * (naming the holder) and returns undefined.
+ */
+export async function callServer(
+  locked: DataDirLockedError,
+  command: string,
+  request: { method: 'GET' | 'POST'; path: string; adminToken: string | undefined },
+  io: Out,
+): Promise<unknown> {
+  const holder = locked.holder;
+  if (!holder?.url) {
+    refuseHeld(command, locked, io);
+    return undefined;
+  }
+  const base = reachableUrl(holder.url);
+  let response: Response;
+  try {
+    response = await fetch(`${base}${request.path}`, {
+      method: request.method,
+      headers: request.adminToken ? { authorization: `Bearer ${request.adminToken}` } : {},
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (error) {
+    const reason = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
+    io.stderr(
+      `rotscope ${command}: the data directory ${locked.dataDir} is held by pid ${holder.pid}, ` +
+        `but its server at ${base} does not answer (${reason})\n`,
+    );
+    return undefined;
+  }
+  const body = (await response.json().catch(() => ({}))) as { message?: string };
+  if (response.ok) return body;
+  const hint =
+    response.status === 401 || response.status === 403
+      ? `; pass an admin token with --token (or ROTSCOPE_TOKEN), or stop the server (pid ${holder.pid}) and run this again`
+      : '';
+  io.stderr(
+    `rotscope ${command}: the running server (pid ${holder.pid}, ${base}) answered ${response.status}: ` +
+      `${body.message ?? 'no message'}${hint}\n`,
+  );
+  return undefined;
 }

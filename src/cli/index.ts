@@ -15,10 +15,15 @@ async function help(): Promise<string> {
 Usage:
   rotscope serve [flags]                     OTLP/HTTP receiver, API, evaluator, notifier (default 127.0.0.1:4318)
   rotscope migrate [flags]                   apply database migrations and exit
-  rotscope token create --workspace W --scope ingest|read|admin [--token ADMIN]
-                                             create an API token (printed once); beside a running
-                                             server on the same data directory, through that server
-                                             (with an admin token once tokens exist: --token or ROTSCOPE_TOKEN)
+  rotscope token create --workspace W --scope ingest|read|admin [--name NAME] [--token ADMIN]
+                                             create an API token (printed once)
+  rotscope token list [--workspace W] [--all] [--json] [--token ADMIN]
+                                             list tokens (their first characters, never the token)
+  rotscope token revoke ID [--token ADMIN]   revoke a token
+                                             beside a running server on the same data directory,
+                                             these go through that server (with an admin token
+                                             once tokens exist: --token or ROTSCOPE_TOKEN)
+  rotscope secrets status|seal|rotate        channel secrets at rest: keys in use, seal plaintext rows, rotate the key
   rotscope statusline                        Claude Code status line: repo, branch and how full the context window is (JSON on stdin)
   rotscope hook                              Claude Code hook (PreCompact, SessionStart, PostCompact; JSON on stdin):
                                              logs compactions, tells a rotscope server (ROTSCOPE_URL, ROTSCOPE_TOKEN)
@@ -126,58 +131,36 @@ export async function run(
       return 0;
     }
     case 'token': {
-      if (rest[0] !== 'create') {
-        io.stderr(
-          'usage: rotscope token create --workspace W --scope ingest|read|admin [--token ADMIN]\n',
-        );
+      const { TOKEN_USAGE, tokenCommand } = await import('./token.ts');
+      if (!['create', 'list', 'revoke'].includes(rest[0] ?? '')) {
+        io.stderr(TOKEN_USAGE);
         return 2;
       }
       const parsed = await parseConfig(
         rest.slice(1),
-        { workspace: { type: 'string' }, scope: { type: 'string' }, token: { type: 'string' } },
+        {
+          workspace: { type: 'string' },
+          scope: { type: 'string' },
+          token: { type: 'string' },
+          name: { type: 'string' },
+          all: { type: 'boolean' },
+          json: { type: 'boolean' },
+        },
         io,
         env,
       );
       if (!parsed) return 2;
-      const workspace = String(parsed.values.workspace ?? '');
-      const scopeArg = String(parsed.values.scope ?? '');
-      const { createToken, WORKSPACE_ID_PATTERN } = await import('../store/workspaces.ts');
-      const { SCOPES } = await import('../model/tokens.ts');
-      const scope = SCOPES.find((known) => known === scopeArg);
-      if (!new RegExp(WORKSPACE_ID_PATTERN).test(workspace) || scope === undefined) {
-        io.stderr(
-          'usage: rotscope token create --workspace W --scope ingest|read|admin (W: lowercase letters, digits, - and _)\n',
-        );
+      return tokenCommand(rest[0], parsed, io, env);
+    }
+    case 'secrets': {
+      const { SECRETS_USAGE, secretsCommand } = await import('./secrets.ts');
+      if (!['status', 'seal', 'rotate'].includes(rest[0] ?? '')) {
+        io.stderr(SECRETS_USAGE);
         return 2;
       }
-      const { openStoreOrHolder, createTokenThroughServer } = await import('./held-data-dir.ts');
-      const { migrate } = await import('../store/migrate.ts');
-      const { store, locked } = await openStoreOrHolder(parsed.config);
-      if (locked) {
-        // The directory is held by a running server: create the token through it.
-        const adminToken = parsed.values.token ?? env.ROTSCOPE_TOKEN;
-        return createTokenThroughServer(
-          locked,
-          {
-            workspace,
-            scope: scope,
-            adminToken:
-              typeof adminToken === 'string' && adminToken !== '' ? adminToken : undefined,
-          },
-          io,
-        );
-      }
-      try {
-        await migrate(store.db);
-        const { token } = await createToken(store.db, workspace, scope);
-        io.stdout(`${token}\n`);
-        io.stderr(
-          `token for workspace "${workspace}" with scope "${scope}": shown once, store it now\n`,
-        );
-      } finally {
-        await store.close();
-      }
-      return 0;
+      const parsed = await parseConfig(rest.slice(1), {}, io, env);
+      if (!parsed) return 2;
+      return secretsCommand(rest[0]!, parsed.config, io);
     }
     case 'import': {
       const parsed = await parseConfig(rest, { workspace: { type: 'string' } }, io, env);

@@ -7,15 +7,45 @@ import type { Compaction, LlmCall } from '../model/calls.ts';
 import type { Db } from './db.ts';
 import { toCompaction, toLlmCall } from './timeline.ts';
 
+/** One stream of a conversation: the main thread or a sub-agent, with its side calls counted. */
+export interface StreamSummary {
+  key: string;
+  kind: 'main' | 'sub-agent';
+  /** The sub-agent's id; null on the main thread. */
+  agentId: string | null;
+  calls: number;
+  /** Calls made beside the stream's own thread (compaction, title generation, ...). */
+  sideCalls: number;
+}
+
+/** One run (a trace, or a Claude Code session) of a conversation. */
+export interface RunSummary {
+  id: string;
+  calls: number;
+  firstCallAt: string | null;
+}
+
+/** Most runs listed per conversation (the rest are counted in `runCount`). */
+export const MAX_RUNS_LISTED = 50;
+
 export interface ConversationSummary {
   id: string;
   calls: number;
   firstCallAt: string | null;
   lastCallAt: string | null;
   maxContextTokens: number | null;
+  /** The fullest call's usage as a share of its window (0..1+); null when no call knows both. */
+  fullestShare: number | null;
   models: string[];
   streams: number;
   findings: number;
+  /** Each stream (main thread and sub-agents), main first. */
+  streamList: StreamSummary[];
+  /** Calls outside the main loop (side calls), over every stream. */
+  sideCalls: number;
+  runCount: number;
+  /** The first {@link MAX_RUNS_LISTED} runs by start. */
+  runs: RunSummary[];
 }
 
 const nsToIso = (ns: string | null): string | null =>
@@ -34,7 +64,12 @@ export type ConversationKey = readonly [lastCallNs: string, conversationId: stri
 export async function listConversations(
   db: Db,
   workspaceId: string,
-  options: { limit: number; after?: ConversationKey | undefined },
+  options: {
+    limit: number;
+    after?: ConversationKey | undefined;
+    /** Only conversations whose id, or one of whose run or trace ids, contains this text. */
+    search?: string | undefined;
+  },
 ): Promise<{ items: ConversationSummary[]; next: ConversationKey | null }> {
   let query = db
     .selectFrom('llm_calls')
@@ -46,6 +81,11 @@ export async function listConversations(
       eb.fn.min('start_ns').as('first_ns'),
       eb.fn.max('start_ns').as('last_ns'),
       eb.fn.max('context_tokens').as('max_context'),
+      sql<number | null>`max(context_tokens::float8 / nullif(context_window, 0)::float8)`.as(
+        'fullest_share',
+      ),
+      sql<string>`count(*) FILTER (WHERE side_call IS NOT NULL)`.as('side_calls'),
+      sql<string>`count(DISTINCT run_id)`.as('run_count'),
       sql<
         string[]
       >`array_agg(DISTINCT coalesce(response_model, request_model)) FILTER (WHERE coalesce(response_model, request_model) IS NOT NULL)`.as(
@@ -68,9 +108,20 @@ export async function listConversations(
       ]),
     );
   }
+  if (options.search !== undefined && options.search !== '') {
+    const needle = options.search.toLowerCase();
+    query = query.having(
+      sql<boolean>`bool_or(strpos(lower(conversation_id), ${needle}) > 0 OR strpos(lower(run_id), ${needle}) > 0 OR strpos(lower(trace_id), ${needle}) > 0)`,
+    );
+  }
   const rows = await query.execute();
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);
+  const { streams, runs } = await streamsAndRuns(
+    db,
+    workspaceId,
+    page.map((row) => row.conversation_id),
+  );
   return {
     items: page.map((row) => ({
       id: row.conversation_id,
@@ -78,12 +129,83 @@ export async function listConversations(
       firstCallAt: nsToIso(row.first_ns === null ? null : String(row.first_ns)),
       lastCallAt: nsToIso(row.last_ns === null ? null : String(row.last_ns)),
       maxContextTokens: row.max_context === null ? null : Number(row.max_context),
+      fullestShare: row.fullest_share === null ? null : Number(row.fullest_share),
       models: row.models ?? [],
       streams: Number(row.streams),
       findings: Number(row.findings),
+      streamList: streams.get(row.conversation_id) ?? [],
+      sideCalls: Number(row.side_calls),
+      runCount: Number(row.run_count),
+      runs: runs.get(row.conversation_id) ?? [],
     })),
     next: rows.length > options.limit && last ? [String(last.last_ns), last.conversation_id] : null,
   };
+}
+
+/** The streams and the first runs of each of these conversations. */
+async function streamsAndRuns(
+  db: Db,
+  workspaceId: string,
+  conversationIds: string[],
+): Promise<{ streams: Map<string, StreamSummary[]>; runs: Map<string, RunSummary[]> }> {
+  const streams = new Map<string, StreamSummary[]>();
+  const runs = new Map<string, RunSummary[]>();
+  if (conversationIds.length === 0) return { streams, runs };
+  const streamRows = await db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .where('conversation_id', 'in', conversationIds)
+    .groupBy(['conversation_id', 'stream_key'])
+    .select([
+      'conversation_id',
+      'stream_key',
+      sql<string | null>`max(agent_id)`.as('agent_id'),
+      sql<string>`count(*)`.as('calls'),
+      sql<string>`count(*) FILTER (WHERE side_call IS NOT NULL)`.as('side_calls'),
+      sql<string>`min(start_ns)`.as('first_ns'),
+    ])
+    .orderBy('conversation_id')
+    .orderBy(sql`max(agent_id) IS NOT NULL`)
+    .orderBy(sql`min(start_ns)`)
+    .orderBy('stream_key')
+    .execute();
+  for (const row of streamRows) {
+    const list = streams.get(row.conversation_id) ?? [];
+    list.push({
+      key: row.stream_key,
+      kind: row.agent_id === null ? 'main' : 'sub-agent',
+      agentId: row.agent_id,
+      calls: Number(row.calls),
+      sideCalls: Number(row.side_calls),
+    });
+    streams.set(row.conversation_id, list);
+  }
+  const runRows = await db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .where('conversation_id', 'in', conversationIds)
+    .groupBy(['conversation_id', 'run_id'])
+    .select([
+      'conversation_id',
+      'run_id',
+      sql<string>`count(*)`.as('calls'),
+      sql<string>`min(start_ns)`.as('first_ns'),
+    ])
+    .orderBy('conversation_id')
+    .orderBy(sql`min(start_ns)`)
+    .orderBy('run_id')
+    .execute();
+  for (const row of runRows) {
+    const list = runs.get(row.conversation_id) ?? [];
+    if (list.length < MAX_RUNS_LISTED)
+      list.push({
+        id: row.run_id,
+        calls: Number(row.calls),
+        firstCallAt: nsToIso(row.first_ns === null ? null : String(row.first_ns)),
+      });
+    runs.set(row.conversation_id, list);
+  }
+  return { streams, runs };
 }
 
 export interface CallsAndCompactions {
@@ -153,9 +275,32 @@ export interface DetectorCoverage {
   /** covered / calls (0 when there are no calls). */
   share: number;
   needs: string;
+  /** What to send so the detector sees the calls it misses (the "quiet or blind?" answer). */
+  hint: string;
 }
 
 type CoveredDetector = 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+
+/** What each detector needs, and what to send when it is blind. */
+const DETECTOR_NEEDS: Record<CoveredDetector, { needs: string; hint: string }> = {
+  context_too_full: {
+    needs: 'token counts and a known context window',
+    hint: 'send gen_ai.usage.input_tokens (and the cache read/write token counts) on every chat span, with gen_ai.request.model; for a model rotscope does not know, add a window override on the alert page',
+  },
+  tool_takeover: {
+    needs: 'sizes of tool results in the input (message content or tool spans)',
+    hint: 'turn on content capture (gen_ai.input.messages) or use @rotscope/sdk recordContextSizes, so the size of each tool result in the input is known without its text',
+  },
+  history_lost: {
+    needs:
+      'token counts on consecutive calls; compaction markers tell compacted from lost (see compactions)',
+    hint: 'send gen_ai.usage.input_tokens and gen_ai.conversation.id on every chat span; mark compactions (@rotscope/sdk markCompaction, or rotscope claude-code install) so a compaction is not reported as lost history',
+  },
+  output_cut_off: {
+    needs: 'finish reasons',
+    hint: 'send gen_ai.response.finish_reasons on every chat span',
+  },
+};
 
 /**
  * One producer's calls (`llm_calls.producer`, e.g. `langfuse`, `openinference`) and what each
@@ -238,26 +383,20 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
     .select(sql<string>`count(*)`.as('n'))
     .executeTakeFirstOrThrow();
   const calls = Number(row.calls);
-  const entry = (covered: string, needs: string): DetectorCoverage => ({
+  const entry = (covered: string, detector: CoveredDetector): DetectorCoverage => ({
     covered: Number(covered),
     share: calls === 0 ? 0 : Number(covered) / calls,
-    needs,
+    ...DETECTOR_NEEDS[detector],
   });
   return {
     calls,
     conversations: Number(row.conversations),
     compactions: Number(compactions.n),
     detectors: {
-      context_too_full: entry(row.full, 'token counts and a known context window'),
-      tool_takeover: entry(
-        row.tools,
-        'sizes of tool results in the input (message content or tool spans)',
-      ),
-      history_lost: entry(
-        row.tokens,
-        'token counts on consecutive calls; compaction markers tell compacted from lost (see compactions)',
-      ),
-      output_cut_off: entry(row.finish, 'finish reasons'),
+      context_too_full: entry(row.full, 'context_too_full'),
+      tool_takeover: entry(row.tools, 'tool_takeover'),
+      history_lost: entry(row.tokens, 'history_lost'),
+      output_cut_off: entry(row.finish, 'output_cut_off'),
     },
     producers: await producerCoverage(db, workspaceId),
   };

@@ -160,6 +160,8 @@ export interface FindingFilter {
   severity?: Severity | undefined;
   conversationId?: string | undefined;
   runId?: string | undefined;
+  /** The model the finding names (exact match). */
+  model?: string | undefined;
   /** Created at or after this time. */
   since?: Date | undefined;
   /** Created before this time. */
@@ -201,6 +203,7 @@ export async function listFindings(
   if (filter.severity) query = query.where('severity', '=', filter.severity);
   if (filter.conversationId) query = query.where('conversation_id', '=', filter.conversationId);
   if (filter.runId) query = query.where('run_id', '=', filter.runId);
+  if (filter.model) query = query.where('model', '=', filter.model);
   if (filter.since) query = query.where('created_at', '>=', filter.since);
   if (filter.until) query = query.where('created_at', '<', filter.until);
   if (page.after !== undefined) {

@@ -24,6 +24,7 @@ export interface ApiTokensTable {
   scope: 'ingest' | 'read' | 'admin';
   token_hash: string;
   prefix: string;
+  name: ColumnType<string, string | undefined, string>;
   created_at: Timestamp;
   revoked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }

@@ -1,8 +1,10 @@
 /** Workspaces and API tokens. Tokens are shown once and stored as sha256 hashes. */
 import { createHash, randomBytes } from 'node:crypto';
 import { readWindowOverrides, type WindowOverride } from '../model/window-overrides.ts';
+import { sql, type Selectable } from 'kysely';
 import type { Scope } from '../model/tokens.ts';
 import type { Db } from './db.ts';
+import type { ApiTokensTable } from './schema.ts';
 
 export const TOKEN_PREFIX = 'rs_';
 
@@ -27,15 +29,20 @@ export async function ensureWorkspace(db: Db, workspaceId: string): Promise<void
     .execute();
 }
 
+/** Longest token name. */
+export const MAX_TOKEN_NAME = 200;
+
 /**
  * Creates a token and returns it; only its hash is stored. `value` (an operator's bootstrap
  * token) replaces the random one; then only its first 4 characters are kept as the prefix.
+ * `name` tells the token apart in listings.
  */
 export async function createToken(
   db: Db,
   workspaceId: string,
   scope: Scope,
   value?: string,
+  name = '',
 ): Promise<{ token: string; id: string }> {
   await ensureWorkspace(db, workspaceId);
   const token = value ?? `${TOKEN_PREFIX}${scope}_${randomBytes(24).toString('base64url')}`;
@@ -46,6 +53,7 @@ export async function createToken(
       scope,
       token_hash: hashToken(token),
       prefix: token.slice(0, value === undefined ? 12 : 4),
+      name,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -89,4 +97,74 @@ export async function getWorkspaceSettings(
     captureContent: row?.capture_content ?? true,
     windowOverrides: readWindowOverrides(row?.window_overrides),
   };
+}
+
+/** A token as listings show it: never the token, only its first characters. */
+export interface TokenInfo {
+  id: string;
+  name: string;
+  workspace: string;
+  scope: Scope;
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const TOKEN_COLUMNS = [
+  'id',
+  'name',
+  'workspace_id',
+  'scope',
+  'prefix',
+  'created_at',
+  'revoked_at',
+] as const;
+
+function toTokenInfo(
+  row: Pick<Selectable<ApiTokensTable>, (typeof TOKEN_COLUMNS)[number]>,
+): TokenInfo {
+  return {
+    id: String(row.id),
+    name: row.name,
+    workspace: row.workspace_id,
+    scope: row.scope,
+    prefix: row.prefix,
+    createdAt: new Date(row.created_at).toISOString(),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at).toISOString(),
+  };
+}
+
+/**
+ * The tokens of a workspace (or of every workspace when `workspaceId` is undefined), newest
+ * first; revoked ones only with `includeRevoked`.
+ */
+export async function listTokens(
+  db: Db,
+  workspaceId: string | undefined,
+  options: { includeRevoked?: boolean } = {},
+): Promise<TokenInfo[]> {
+  let query = db.selectFrom('api_tokens').select(TOKEN_COLUMNS);
+  if (workspaceId !== undefined) query = query.where('workspace_id', '=', workspaceId);
+  if (!options.includeRevoked) query = query.where('revoked_at', 'is', null);
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return rows.map(toTokenInfo);
+}
+
+/**
+ * Revokes a token of the workspace (any workspace when undefined). Returns the token as it is
+ * now (revoking twice keeps the first time), or undefined when there is no such token.
+ */
+export async function revokeToken(
+  db: Db,
+  workspaceId: string | undefined,
+  id: string,
+): Promise<TokenInfo | undefined> {
+  if (!/^[1-9][0-9]{0,17}$/.test(id)) return undefined;
+  let update = db
+    .updateTable('api_tokens')
+    .set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` })
+    .where('id', '=', id);
+  if (workspaceId !== undefined) update = update.where('workspace_id', '=', workspaceId);
+  const row = await update.returning(TOKEN_COLUMNS).executeTakeFirst();
+  return row ? toTokenInfo(row) : undefined;
 }

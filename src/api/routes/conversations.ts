@@ -15,9 +15,29 @@ const conversationSummary = z.object({
   firstCallAt: isoTime.nullable(),
   lastCallAt: isoTime.nullable(),
   maxContextTokens: z.number().nullable(),
+  fullestShare: z
+    .number()
+    .nullable()
+    .describe("The fullest call's usage as a share of its window; null when no call knows both."),
   models: z.array(z.string()),
   streams: z.number(),
   findings: z.number(),
+  streamList: z
+    .array(
+      z.object({
+        key: z.string(),
+        kind: z.enum(['main', 'sub-agent']),
+        agentId: z.string().nullable(),
+        calls: z.number(),
+        sideCalls: z.number().describe('Calls beside the main loop (compaction, titles, ...).'),
+      }),
+    )
+    .describe('The main thread first, then each sub-agent.'),
+  sideCalls: z.number(),
+  runCount: z.number(),
+  runs: z
+    .array(z.object({ id: z.string(), calls: z.number(), firstCallAt: isoTime.nullable() }))
+    .describe('The first 50 runs by start.'),
 });
 
 /** A conversation or a run: its LLM calls and compactions in start order (model shapes). */
@@ -33,6 +53,7 @@ const detectorCoverage = z.object({
   covered: z.number().describe('Calls that carry what the detector needs.'),
   share: z.number().describe('covered / calls (0 when there are no calls).'),
   needs: z.string(),
+  hint: z.string().describe('What to send so the detector sees the calls it misses.'),
 });
 
 const producerCoverage = z.object({
@@ -70,7 +91,18 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
     {
       config: { scope: 'read' },
       schema: {
-        querystring: z.strictObject({ limit: limitQuery(500), cursor: cursorQuery }),
+        querystring: z.strictObject({
+          limit: limitQuery(500),
+          cursor: cursorQuery,
+          q: z
+            .string()
+            .min(1)
+            .max(512)
+            .optional()
+            .describe(
+              'Only conversations whose id, or a run or trace id of theirs, contains this.',
+            ),
+        }),
         response: { 200: pageOf(conversationSummary), 400: errorSchema },
       },
     },
@@ -79,6 +111,7 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
         await listConversations(db, request.workspaceId, {
           limit: request.query.limit,
           after: readCursor(request.query.cursor, ['bigint', 'text']),
+          search: request.query.q,
         }),
       ),
   );

@@ -15,6 +15,7 @@ const listQuery = z.strictObject({
   severity: z.enum(SEVERITIES).optional(),
   conversationId: z.string().min(1).max(512).optional(),
   runId: z.string().min(1).max(512).optional(),
+  model: z.string().min(1).max(512).optional().describe('The model the finding names, exactly.'),
   since: z.iso.datetime({ offset: true }).optional().describe('Created at or after.'),
   until: z.iso.datetime({ offset: true }).optional().describe('Created before.'),
   limit: limitQuery(MAX_FINDINGS_PAGE),
