@@ -1,6 +1,135 @@
-/** Placeholder: the Conversations page is being built. */
-import type { Route } from '../router.ts';
+/**
+ * Conversations, most recently active first: calls, the fullest call (share of its window),
+ * models, sub-agents and side calls, findings and runs; searched by conversation, run or trace
+ * id (`#/conversations?q=…`). `#/conversations/<id>` shows one conversation.
+ */
+import { useEffect, useState } from 'react';
+import { ConversationDetail } from '../conversations/ConversationDetail.tsx';
+import { Fullness } from '../conversations/Fullness.tsx';
+import { Streams } from '../conversations/Streams.tsx';
+import type { ConversationSummary } from '../conversations/types.ts';
+import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
+import { usePaged, withQuery } from '../findings/paging.ts';
+import { formatTime } from '../format.ts';
+import { href, redirect, type Route } from '../router.ts';
 
-export default function ConversationsPage(_props: { route: Route }) {
-  return <h1>Conversations</h1>;
+/** Runs listed in a row before "+N more". */
+const RUNS_SHOWN = 3;
+
+export default function ConversationsPage({ route }: { route: Route }) {
+  const id = route.path[1];
+  if (id !== undefined) return <ConversationDetail id={id} finding={route.query.get('finding')} />;
+  return <ConversationList query={route.query.get('q') ?? ''} />;
+}
+
+function ConversationList({ query }: { query: string }) {
+  const [draft, setDraft] = useState(query);
+  useEffect(() => setDraft(query), [query]);
+  const list = usePaged<ConversationSummary>(
+    withQuery('/api/conversations', { q: query, limit: '50' }),
+  );
+  return (
+    <section className="conversations-page">
+      <h1>Conversations</h1>
+      <form
+        className="filters"
+        role="search"
+        onSubmit={(event) => {
+          event.preventDefault();
+          redirect(['conversations'], { q: draft.trim() });
+        }}
+      >
+        <label>
+          Search
+          <input
+            type="search"
+            value={draft}
+            placeholder="conversation, run or trace id"
+            aria-label="Search by id"
+            onChange={(event) => setDraft(event.target.value)}
+          />
+        </label>
+        <button type="submit" className="secondary">
+          Search
+        </button>
+      </form>
+      <ErrorMessage error={list.error} />
+      {list.items.length === 0 && list.loading && <Loading what="conversations" />}
+      {list.items.length === 0 && !list.loading && !list.error && (
+        <Empty>
+          {query
+            ? `No conversation, run or trace id contains “${query}”.`
+            : 'No conversations yet: send OpenTelemetry GenAI spans to /v1/traces.'}
+        </Empty>
+      )}
+      {list.items.length > 0 && (
+        <table className="conversations">
+          <thead>
+            <tr>
+              <th>Conversation</th>
+              <th>Last call</th>
+              <th>Calls</th>
+              <th>Fullest call</th>
+              <th>Models</th>
+              <th>Streams</th>
+              <th>Findings</th>
+              <th>Runs</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((conversation) => (
+              <tr key={conversation.id} data-conversation={conversation.id}>
+                <td>
+                  <a className="id" href={href(['conversations', conversation.id])}>
+                    {conversation.id}
+                  </a>
+                </td>
+                <td className="nowrap">{formatTime(conversation.lastCallAt)}</td>
+                <td>{conversation.calls}</td>
+                <td>
+                  <Fullness
+                    share={conversation.fullestShare}
+                    tokens={conversation.maxContextTokens}
+                  />
+                </td>
+                <td>{conversation.models.join(', ') || '–'}</td>
+                <td>
+                  <Streams conversation={conversation} />
+                </td>
+                <td>
+                  {conversation.findings > 0 ? (
+                    <a href={href(['conversations', conversation.id])}>{conversation.findings}</a>
+                  ) : (
+                    <span className="muted">0</span>
+                  )}
+                </td>
+                <td className="runs">
+                  {conversation.runs.slice(0, RUNS_SHOWN).map((run) => (
+                    <a key={run.id} className="id" href={href(['runs', run.id])}>
+                      {run.id}
+                    </a>
+                  ))}
+                  {conversation.runCount > RUNS_SHOWN && (
+                    <a className="muted" href={href(['conversations', conversation.id])}>
+                      +{conversation.runCount - RUNS_SHOWN} more
+                    </a>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {list.more && (
+        <button
+          type="button"
+          className="secondary more"
+          disabled={list.loading}
+          onClick={list.loadMore}
+        >
+          {list.loading ? 'Loading…' : 'Older conversations'}
+        </button>
+      )}
+    </section>
+  );
 }
