@@ -59,10 +59,15 @@ export function normalizeTrigger(v: AttrValue | undefined): Compaction['trigger'
   return 'auto';
 }
 
-/** The kind from a strategy/kind value: clearing tool results, truncation, else summarize. */
+/**
+ * The kind from a strategy/kind value: clearing tool results, truncation, else summarize.
+ * Clearing thinking (Anthropic `clear_thinking_*` context edits) is a clear but not of tool
+ * results: `other`.
+ */
 export function normalizeKind(v: AttrValue | undefined): Compaction['kind'] {
   if (typeof v !== 'string') return 'summarize';
   const k = v.toLowerCase();
+  if (k.includes('clear') && k.includes('thinking')) return 'other';
   if (k.includes('clear') || k.includes('tool_result') || k.includes('prune'))
     return 'clear_tool_results';
   if (k.includes('trunc') || k.includes('drop') || k.includes('window')) return 'truncate';

@@ -1,7 +1,8 @@
 /**
  * @rotscope/sdk: tell rotscope which context drops were deliberate. Register
- * `RotscopeSpanProcessor` with your tracer provider, call `markCompaction()` where your agent
- * compacts its history. See README.md.
+ * `RotscopeSpanProcessor` with your tracer provider, register your provider clients once with
+ * `instrumentAnthropic` / `instrumentOpenAI` (the provider's own compactions and clears are
+ * reported), and call `markCompaction()` where your own code compacts its history. See README.md.
  */
 export {
   COMPACTION_KINDS,
@@ -19,4 +20,18 @@ export {
 } from './context-sizes.js';
 export { configure, type RotscopeSdkOptions } from './config.js';
 export { RotscopeSpanProcessor, type StartingSpan } from './processor.js';
+export {
+  instrumentAnthropic,
+  instrumentOpenAI,
+  rotscopeAnthropicMiddleware,
+  rotscopeFetch,
+  type AnthropicMiddlewareRequest,
+} from './clients.js';
+export {
+  ATTR_COMPACTION_EDIT,
+  ATTR_COMPACTION_ITEMS_CLEARED,
+  ATTR_COMPACTION_SOURCE,
+  ATTR_COMPACTION_TOKENS_CLEARED,
+  EVENT_COMPACTION,
+} from './provider-reports.js';
 export * from './attributes.js';

@@ -80,6 +80,54 @@ describe('compaction markers on spans (conventions §9.8)', () => {
     ]);
     expect(new Set(cs.map((c) => c.sourceKey)).size).toBe(2);
   });
+  it('the @rotscope/sdk clear markers on an LLM span: tool uses -> clear_tool_results, thinking -> other, never summarize', () => {
+    const s = span({
+      name: 'chat claude-sonnet-4-6',
+      startTimeUnixNano: '10',
+      attributes: { ...conv, 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': 30 },
+      events: [
+        {
+          name: 'rotscope.compaction',
+          timeUnixNano: '10',
+          attributes: {
+            'rotscope.compaction.kind': 'clear_tool_results',
+            'rotscope.compaction.edit': 'clear_tool_uses_20250919',
+            'rotscope.compaction.tokens_cleared': 110,
+            'rotscope.compaction.tokens_before': 140,
+            'rotscope.compaction.tokens_after': 30,
+          },
+        },
+        {
+          name: 'rotscope.compaction',
+          timeUnixNano: '10',
+          attributes: {
+            'rotscope.compaction.kind': 'other',
+            'rotscope.compaction.edit': 'clear_thinking_20251015',
+          },
+        },
+        // a producer that sends the provider's edit type as the kind
+        {
+          name: 'rotscope.compaction',
+          timeUnixNano: '10',
+          attributes: { kind: 'clear_thinking_20251015' },
+        },
+        {
+          name: 'rotscope.compaction',
+          timeUnixNano: '10',
+          attributes: { kind: 'clear_tool_uses_20250919' },
+        },
+      ],
+    });
+    const { calls, compactions } = normalizeSpans([s], CTX).normalized;
+    expect(calls.map((c) => c.compacted)).toEqual([false]);
+    expect(compactions.map((c) => [c.evidence, c.kind, c.tokensBefore, c.tokensAfter])).toEqual([
+      ['span_event', 'clear_tool_results', 140, 30],
+      ['span_event', 'other', null, null],
+      ['span_event', 'other', null, null],
+      ['span_event', 'clear_tool_results', null, null],
+    ]);
+  });
+
   it('a span of no other GenAI interest is kept for its compaction event', () => {
     const s = span({
       name: 'agent.loop',
