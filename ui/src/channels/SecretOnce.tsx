@@ -17,7 +17,7 @@ export function SecretOnce({
         Signing secret of <strong>{channelName}</strong>, shown once: store it now, it is never
         shown again. Verify the <code>webhook-signature</code> header of each message with it.
       </p>
-      <code className="secret" aria-label="signing secret">
+      <code className="secret" aria-label="the signing secret, shown once">
         {secret}
       </code>
       <button type="button" className="secondary" onClick={onDismiss}>

@@ -103,17 +103,19 @@ function ConversationList({ query }: { query: string }) {
                     <span className="muted">0</span>
                   )}
                 </td>
-                <td className="runs">
-                  {conversation.runs.slice(0, RUNS_SHOWN).map((run) => (
-                    <a key={run.id} className="id" href={href(['runs', run.id])}>
-                      {run.id}
-                    </a>
-                  ))}
-                  {conversation.runCount > RUNS_SHOWN && (
-                    <a className="muted" href={href(['conversations', conversation.id])}>
-                      +{conversation.runCount - RUNS_SHOWN} more
-                    </a>
-                  )}
+                <td>
+                  <div className="runs">
+                    {conversation.runs.slice(0, RUNS_SHOWN).map((run) => (
+                      <a key={run.id} className="id" href={href(['runs', run.id])}>
+                        {run.id}
+                      </a>
+                    ))}
+                    {conversation.runCount > RUNS_SHOWN && (
+                      <a className="muted" href={href(['conversations', conversation.id])}>
+                        +{conversation.runCount - RUNS_SHOWN} more
+                      </a>
+                    )}
+                  </div>
                 </td>
               </tr>
             ))}

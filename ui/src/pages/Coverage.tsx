@@ -31,7 +31,7 @@ export default function CoveragePage(_props: { route: Route }) {
         <>
           <p>
             {formatTokens(data.calls)} calls in {formatTokens(data.conversations)} conversations,{' '}
-            {formatTokens(data.compactions)} compactions marked.
+            {formatTokens(data.compactions)} compaction{data.compactions === 1 ? '' : 's'} marked.
           </p>
           <table className="coverage">
             <thead>
@@ -47,7 +47,7 @@ export default function CoveragePage(_props: { route: Route }) {
                 const detector = data.detectors[id];
                 const state = sight(detector.covered, data.calls);
                 return (
-                  <tr key={id} data-detector={id} className={`sight-${state}`}>
+                  <tr key={id} data-detector={id}>
                     <td>
                       <strong>{label}</strong>
                       <div className={`sight sight-${state}`}>{SIGHT_LABEL[state]}</div>

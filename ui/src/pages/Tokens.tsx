@@ -42,7 +42,7 @@ export default function TokensPage(_props: { route: Route }) {
             New {created.scope} token{created.name ? ` “${created.name}”` : ''} for workspace{' '}
             <strong>{created.workspace}</strong>, shown once: store it now, it is never shown again.
           </p>
-          <code className="secret" aria-label="new token">
+          <code className="secret" aria-label="the new token, shown once">
             {created.token}
           </code>
           <button type="button" className="secondary" onClick={() => setCreated(undefined)}>
