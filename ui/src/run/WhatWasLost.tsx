@@ -157,7 +157,7 @@ function SystemPrompt({ detail }: { detail: Detail }) {
   return (
     <div className="system-prompt">
       <p>
-        {sizes ?? 'Its size is not known.'}
+        {sizes ? `${sizes}.` : 'Its size is not known.'}
         {s.change === 'vanished' && ' It vanished.'}
         {s.change === 'shrank' && ' It shrank.'}
         {s.change === 'unchanged' && ' Unchanged.'}
