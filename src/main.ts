@@ -10,6 +10,7 @@ import { BOOTSTRAP_SCOPE, BOOTSTRAP_WORKSPACE, bootstrapToken } from './bootstra
 import type { Config } from './config.ts';
 import { openStore } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
+import { sealChannelSecretsOnStart } from './cli/secrets.ts';
 import { startBackgroundLoops } from './loops.ts';
 
 export interface RunningServer {
@@ -24,6 +25,7 @@ export async function serve(config: Config): Promise<RunningServer> {
   try {
     const migrated = await migrate(store.db);
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
+    await sealChannelSecretsOnStart(store, config, log); // plaintext rows of older versions
     const first = await bootstrapToken(store.db, {
       host: config.host,
       given: config.bootstrapToken,

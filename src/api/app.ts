@@ -190,9 +190,19 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // The JSON API's schemas are zod (src/api/schemas.ts): turned into JSON Schema here.
     transform: jsonSchemaTransform,
   });
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Like the API: a read token once tokens exist, unless ROTSCOPE_PUBLIC_API_DOCS opens it.
+  app.get(
+    '/api/openapi.json',
+    { schema: { hide: true }, config: config.publicApiDocs ? {} : { scope: 'read' } },
+    async () => app.swagger(),
+  );
   await app.register(otlpRoutes, { config, pipeline, metrics, work, events });
-  await app.register(healthRoutes, { store, metrics, isShuttingDown: () => shuttingDown });
+  await app.register(healthRoutes, {
+    store,
+    metrics,
+    isShuttingDown: () => shuttingDown,
+    publicMetrics: config.publicMetrics,
+  });
   const deps: ApiDeps = {
     store,
     config,

@@ -1,4 +1,7 @@
-/** GET /healthz (the process is up), /readyz (database reachable, migrations applied), /metrics. */
+/**
+ * GET /healthz (the process is up), /readyz (database reachable, migrations applied), /metrics
+ * (a `read` token once tokens exist, like the API, unless `publicMetrics` opens it).
+ */
 import type { FastifyInstance } from 'fastify';
 import { currentVersion, loadMigrations } from '../store/migrate.ts';
 import type { Store } from '../store/db.ts';
@@ -6,7 +9,13 @@ import type { Metrics } from './metrics.ts';
 
 export async function healthRoutes(
   app: FastifyInstance,
-  options: { store: Store; metrics: Metrics; isShuttingDown: () => boolean },
+  options: {
+    store: Store;
+    metrics: Metrics;
+    isShuttingDown: () => boolean;
+    /** Serve /metrics without a token (ROTSCOPE_PUBLIC_METRICS). */
+    publicMetrics?: boolean;
+  },
 ): Promise<void> {
   const expected = loadMigrations().at(-1)?.version ?? 0;
 
@@ -27,7 +36,8 @@ export async function healthRoutes(
     }
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  const metricsScope = options.publicMetrics ? {} : { scope: 'read' as const };
+  app.get('/metrics', { config: metricsScope }, async (_request, reply) => {
     reply.type(options.metrics.registry.contentType);
     return options.metrics.registry.metrics();
   });

@@ -2,9 +2,10 @@
  * Channel configuration: validation of what the API receives, the split into public
  * configuration and write-only secrets (as stored), and the typed settings senders use.
  *
- * Stored shapes (`channels.config` / `channels.secrets`):
- * - webhook: `{ url, headerNames }` / `{ secret, headers }` (header values may carry
- *   credentials, so only their names are public)
+ * Stored shapes (`channels.config` / `channels.secrets`, sealed by the store):
+ * - webhook: `{ url, headerNames }` / `{ secret, headers, url? }` (header values may carry
+ *   credentials, so only their names are public; a URL with credentials or token-like parts
+ *   is public only masked ({@link maskUrl}), the whole URL is a secret)
  * - slack: `{ webhookHost }` / `{ webhookUrl }` (the URL is the credential)
  * - email: `{ host, port, secure, user?, from, to }` / `{ password? }`
  */
@@ -123,6 +124,49 @@ const emailInput = z.strictObject({
   to: z.array(email).min(1).max(50),
 });
 
+/** Query parameter names that carry credentials (`?token=`, `?api_key=`, `?sig=`, ...). */
+const SECRET_PARAM = /token|key|secret|sig|pass|pwd|auth|code|credential|session|jwt|hmac/i;
+/** A value that looks like a token: 16+ URL-safe characters, letters and digits mixed. */
+const TOKEN_LIKE = /^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9._~+/=-]{16,}$/;
+
+/**
+ * A URL as the API shows it: user and password, the values of query parameters named like
+ * credentials or that look like tokens, and token-like path segments (24+ characters, as in
+ * `/webhooks/<id>/<token>`) become `***`. Unchanged when there is nothing to hide (or it
+ * does not parse).
+ */
+export function maskUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return value;
+  }
+  let changed = false;
+  if (url.username !== '' || url.password !== '') {
+    if (url.username !== '') url.username = '***';
+    if (url.password !== '') url.password = '***';
+    changed = true;
+  }
+  const params = new URLSearchParams(url.search);
+  for (const [name, param] of [...params.entries()]) {
+    if (param !== '' && (SECRET_PARAM.test(name) || TOKEN_LIKE.test(param))) {
+      params.set(name, '***');
+      changed = true;
+    }
+  }
+  if (changed) url.search = params.toString().replaceAll('%2A', '*');
+  const segments = url.pathname.split('/');
+  const masked = segments.map((segment) =>
+    segment.length >= 24 && TOKEN_LIKE.test(segment) ? '***' : segment,
+  );
+  if (masked.some((segment, i) => segment !== segments[i])) {
+    url.pathname = masked.join('/');
+    changed = true;
+  }
+  return changed ? url.toString() : value;
+}
+
 /** Whether a string is a Standard Webhooks secret (`whsec_` + 24..64 bytes of base64). */
 export function isValidWebhookSecret(secret: string): boolean {
   if (!secret.startsWith('whsec_')) return false;
@@ -232,6 +276,8 @@ export function patchChannelConfig(
   const merged: Record<string, unknown> = toInput(current);
   for (const [key, value] of Object.entries(patch)) {
     if (DERIVED_CONFIG_KEYS[current.type].includes(key)) continue;
+    // The masked URL GET returned, sent back unchanged, keeps the URL it stands for.
+    if (key === 'url' && current.type === 'webhook' && value === maskUrl(current.url)) continue;
     if (value === null) delete merged[key];
     else merged[key] = value;
   }
@@ -247,11 +293,17 @@ export function patchChannelConfig(
 /** Splits settings into the stored public configuration and secrets. */
 export function toStored(settings: ChannelSettings): StoredChannelConfig {
   switch (settings.type) {
-    case 'webhook':
+    case 'webhook': {
+      const url = maskUrl(settings.url);
       return {
-        config: { url: settings.url, headerNames: Object.keys(settings.headers) },
-        secrets: { secret: settings.secret, headers: settings.headers },
+        config: { url, headerNames: Object.keys(settings.headers) },
+        secrets: {
+          secret: settings.secret,
+          headers: settings.headers,
+          ...(url !== settings.url ? { url: settings.url } : {}),
+        },
       };
+    }
     case 'slack':
       return {
         config: { webhookHost: new URL(settings.webhookUrl).host },
@@ -279,7 +331,11 @@ export function fromStored(
   let input: Record<string, unknown>;
   switch (type as ChannelType) {
     case 'webhook':
-      input = { url: config.url, secret: secrets.secret, headers: secrets.headers ?? {} };
+      input = {
+        url: typeof secrets.url === 'string' ? secrets.url : config.url,
+        secret: secrets.secret,
+        headers: secrets.headers ?? {},
+      };
       break;
     case 'slack':
       input = { webhookUrl: secrets.webhookUrl };

@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { createEventLog } from '../log/event-log.ts';
 import { getChannelWithSecrets } from '../store/channels.ts';
+import { keyringFor, UnknownSecretKeyError, type Keyring } from '../store/secrets.ts';
 import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Db } from '../store/db.ts';
 import {
@@ -43,7 +44,16 @@ export type NotifierConfig = Pick<
   Config,
   'deliveryTimeoutMs' | 'deliveryGiveUpMs' | 'allowPrivateAddresses' | 'publicUrl' | 'host' | 'port'
 > &
-  Partial<Pick<Config, 'logEventIntervalMs'>>;
+  Partial<Pick<Config, 'logEventIntervalMs' | 'dataDir' | 'secretKey' | 'secretKeyPrevious'>>;
+
+/** The keys that open channel secrets (src/store/secrets.ts): the config's key or key file. */
+export function channelKeys(config: NotifierConfig): Keyring {
+  return keyringFor({
+    secretKey: config.secretKey,
+    secretKeyPrevious: config.secretKeyPrevious,
+    dataDir: config.dataDir ?? 'memory://',
+  });
+}
 
 export interface NotifierOptions {
   store: { db: Db };
@@ -146,7 +156,14 @@ export async function sendTest(
   channelId: string,
   config: NotifierConfig,
 ): Promise<TestSendResult> {
-  const channel = await getChannelWithSecrets(db, workspaceId, channelId);
+  let channel;
+  try {
+    channel = await getChannelWithSecrets(db, channelKeys(config), workspaceId, channelId);
+  } catch (error) {
+    if (!(error instanceof UnknownSecretKeyError)) throw error;
+    const result: SendResult = { status: 'retry', error: error.message };
+    return { found: true, messageId: 'msg_test_unsent', durationMs: 0, result };
+  }
   if (!channel) return { found: false };
   const messageId = `msg_test_${randomUUID().replaceAll('-', '')}`;
   const started = performance.now();
@@ -223,9 +240,23 @@ export function startNotifier(options: NotifierOptions): Notifier {
   async function prepare(
     claim: ClaimedDelivery,
   ): Promise<
-    { ok: true; settings: ChannelSettings; payload: FindingPayload } | { ok: false; error: string }
+    | { ok: true; settings: ChannelSettings; payload: FindingPayload }
+    | { ok: false; error: string; retry?: true }
   > {
-    const channel = await getChannelWithSecrets(db, claim.workspaceId, claim.channelId);
+    let channel;
+    try {
+      channel = await getChannelWithSecrets(
+        db,
+        channelKeys(config),
+        claim.workspaceId,
+        claim.channelId,
+      );
+    } catch (error) {
+      // Sealed with a key this process lacks: another process (with the key) may send it.
+      if (error instanceof UnknownSecretKeyError)
+        return { ok: false, error: error.message, retry: true };
+      throw error;
+    }
     if (!channel) return { ok: false, error: 'channel not found' };
     const settings = fromStored(channel.type, channel);
     if (!settings.ok) return settings;
@@ -252,7 +283,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
             allowPrivate: config.allowPrivateAddresses,
             controller,
           })
-        : { status: 'permanent', error: prepared.error };
+        : { status: prepared.retry ? 'retry' : 'permanent', error: prepared.error };
     } catch (error) {
       // The database failed while loading: leave the row to its lease and try again later.
       if (databaseUnavailable(error)) return;

@@ -1,10 +1,15 @@
 /**
  * Channels of a workspace (webhook, Slack, email). The store keeps what it is given: public
- * configuration in `channels.config`, secrets in `channels.secrets`. Validation and the
- * split into the two live in src/notifier/config.ts. Reads return the public part only;
- * {@link getChannelWithSecrets} exists for the notifier and for merges on update.
+ * configuration in `channels.config`, secrets sealed with the keyring (AES-256-GCM,
+ * src/store/secrets.ts) in `channels.secrets_sealed` with the id of their key. Validation and
+ * the split into the two live in src/notifier/config.ts. Reads return the public part only;
+ * {@link getChannelWithSecrets} exists for the notifier and for merges on update. Rows from
+ * before sealing (plaintext `channels.secrets`) are still read, and sealed by
+ * {@link sealPlaintextSecrets}.
  */
+import { sql } from 'kysely';
 import type { Db } from './db.ts';
+import type { Keyring } from './secrets.ts';
 
 /** A channel as the API shows it: no secrets. */
 export interface ChannelRecord {
@@ -69,9 +74,33 @@ function toRecord(row: ChannelRow): ChannelRecord {
 
 const PUBLIC_COLUMNS = ['id', 'type', 'name', 'config', 'created_at', 'updated_at'] as const;
 
-/** Creates a channel and returns it (without secrets). */
+/** The additional data a channel's sealed secrets are bound to: they open in their workspace only. */
+function sealContext(workspaceId: string): string {
+  return `rotscope channels.secrets ${workspaceId}`;
+}
+
+/** The columns that store `secrets` sealed. */
+function sealedColumns(keys: Keyring, workspaceId: string, secrets: Record<string, unknown>) {
+  const sealed = keys.seal(secrets, sealContext(workspaceId));
+  return { secrets: '{}', secrets_sealed: sealed.data, secrets_key_id: sealed.keyId };
+}
+
+/** A row's secrets: opened when sealed, as stored when written before sealing existed. */
+function secretsOf(
+  keys: Keyring,
+  workspaceId: string,
+  row: { secrets: unknown; secrets_sealed: Buffer | null; secrets_key_id: string | null },
+): Record<string, unknown> {
+  if (row.secrets_sealed === null || row.secrets_key_id === null) return asObject(row.secrets);
+  return asObject(
+    keys.open({ keyId: row.secrets_key_id, data: row.secrets_sealed }, sealContext(workspaceId)),
+  );
+}
+
+/** Creates a channel, its secrets sealed with `keys`, and returns it (without secrets). */
 export async function createChannel(
   db: Db,
+  keys: Keyring,
   workspaceId: string,
   channel: {
     type: ChannelRecord['type'];
@@ -87,7 +116,7 @@ export async function createChannel(
       type: channel.type,
       name: channel.name,
       config: JSON.stringify(channel.config),
-      secrets: JSON.stringify(channel.secrets),
+      ...sealedColumns(keys, workspaceId, channel.secrets),
     })
     .returning(PUBLIC_COLUMNS)
     .executeTakeFirstOrThrow();
@@ -110,20 +139,24 @@ export async function getChannel(
   return row ? toRecord(row) : undefined;
 }
 
-/** A channel of the workspace with its secrets (for senders and updates only). */
+/**
+ * A channel of the workspace with its secrets (for senders and updates only). Throws
+ * UnknownSecretKeyError (src/store/secrets.ts) when they were sealed with a key `keys` lacks.
+ */
 export async function getChannelWithSecrets(
   db: Db,
+  keys: Keyring,
   workspaceId: string,
   id: string,
 ): Promise<ChannelWithSecrets | undefined> {
   if (!isBigintId(id)) return undefined;
   const row = await db
     .selectFrom('channels')
-    .select([...PUBLIC_COLUMNS, 'secrets'])
+    .select([...PUBLIC_COLUMNS, 'secrets', 'secrets_sealed', 'secrets_key_id'])
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .executeTakeFirst();
-  return row ? { ...toRecord(row), secrets: asObject(row.secrets) } : undefined;
+  return row ? { ...toRecord(row), secrets: secretsOf(keys, workspaceId, row) } : undefined;
 }
 
 /**
@@ -151,10 +184,11 @@ export async function listChannels(
 
 /**
  * Updates a channel's name, configuration and/or secrets (each replaced as a whole when
- * given). Returns the updated channel, or undefined when it does not exist in the workspace.
+ * given; secrets sealed with `keys`). Returns the updated channel, or undefined when it does not exist in the workspace.
  */
 export async function updateChannel(
   db: Db,
+  keys: Keyring,
   workspaceId: string,
   id: string,
   patch: { name?: string; config?: Record<string, unknown>; secrets?: Record<string, unknown> },
@@ -166,7 +200,7 @@ export async function updateChannel(
       updated_at: new Date(),
       ...(patch.name !== undefined ? { name: patch.name } : {}),
       ...(patch.config !== undefined ? { config: JSON.stringify(patch.config) } : {}),
-      ...(patch.secrets !== undefined ? { secrets: JSON.stringify(patch.secrets) } : {}),
+      ...(patch.secrets !== undefined ? sealedColumns(keys, workspaceId, patch.secrets) : {}),
     })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
@@ -187,4 +221,73 @@ export async function deleteChannel(db: Db, workspaceId: string, id: string): Pr
     .where('id', '=', id)
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
+}
+
+/** How the workspaces' channel secrets are stored: rows per key id, and rows in plaintext. */
+export interface SecretsCensus {
+  plaintext: number;
+  byKey: Record<string, number>;
+}
+
+/** Counts channel rows per sealing key (all workspaces). */
+export async function secretsCensus(db: Db): Promise<SecretsCensus> {
+  const rows = await db
+    .selectFrom('channels')
+    .select(['secrets_key_id', sql<string>`count(*)`.as('n')])
+    .groupBy('secrets_key_id')
+    .execute();
+  const census: SecretsCensus = { plaintext: 0, byKey: {} };
+  for (const row of rows) {
+    if (row.secrets_key_id === null) census.plaintext = Number(row.n);
+    else census.byKey[row.secrets_key_id] = Number(row.n);
+  }
+  return census;
+}
+
+/**
+ * Seals (with the current key) every channel's secrets that are in plaintext or sealed with
+ * another key, 100 rows per transaction, in all workspaces. Rows sealed with a key the ring
+ * lacks are left as they are and counted in `unknownKeys`. Safe to run while servers run and
+ * to run again.
+ */
+export async function resealChannelSecrets(
+  db: Db,
+  keys: Keyring,
+): Promise<{ sealed: number; resealed: number; unknownKeys: Record<string, number> }> {
+  const current = keys.current.id;
+  const result = { sealed: 0, resealed: 0, unknownKeys: {} as Record<string, number> };
+  const skipped = new Set<string>();
+  for (;;) {
+    const done = await db.transaction().execute(async (trx) => {
+      let query = trx
+        .selectFrom('channels')
+        .select(['id', 'workspace_id', 'secrets', 'secrets_sealed', 'secrets_key_id'])
+        .where((eb) =>
+          eb.or([eb('secrets_key_id', 'is', null), eb('secrets_key_id', '!=', current)]),
+        )
+        .orderBy('id')
+        .limit(100)
+        .forUpdate();
+      if (skipped.size > 0) query = query.where('id', 'not in', [...skipped]);
+      const rows = await query.execute();
+      for (const row of rows) {
+        if (row.secrets_key_id !== null && !keys.has(row.secrets_key_id)) {
+          skipped.add(String(row.id));
+          result.unknownKeys[row.secrets_key_id] =
+            (result.unknownKeys[row.secrets_key_id] ?? 0) + 1;
+          continue;
+        }
+        const secrets = secretsOf(keys, row.workspace_id, row);
+        await trx
+          .updateTable('channels')
+          .set(sealedColumns(keys, row.workspace_id, secrets))
+          .where('id', '=', row.id)
+          .execute();
+        if (row.secrets_key_id === null) result.sealed++;
+        else result.resealed++;
+      }
+      return rows.length < 100;
+    });
+    if (done) return result;
+  }
 }

@@ -9,11 +9,12 @@ import { z } from 'zod';
 import {
   CHANNEL_TYPES,
   fromStored,
+  maskUrl,
   parseNewChannelConfig,
   patchChannelConfig,
   toStored,
 } from '../../notifier/config.ts';
-import { sendTest } from '../../notifier/notifier.ts';
+import { channelKeys, sendTest } from '../../notifier/notifier.ts';
 import { checkDestinations } from '../../notifier/destination.ts';
 import {
   createChannel,
@@ -22,7 +23,9 @@ import {
   getChannelWithSecrets,
   listChannels,
   updateChannel,
+  type ChannelRecord,
 } from '../../store/channels.ts';
+import { UnknownSecretKeyError } from '../../store/secrets.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { bigintId, cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
@@ -86,9 +89,21 @@ const testResult = z.object({
   durationMs: z.int(),
 });
 
+/**
+ * A channel as the API returns it: a webhook URL with credentials or token-like parts masked
+ * (rows stored before URLs were split into public and secret parts hold the whole URL).
+ */
+function publicView<T extends ChannelRecord>(channel: T): T {
+  const url = channel.config.url;
+  if (channel.type !== 'webhook' || typeof url !== 'string') return channel;
+  return { ...channel, config: { ...channel.config, url: maskUrl(url) } };
+}
+
 /** The channels routes: reads need the `read` scope, writes and tests `admin`. */
 export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
+  /** The keys channel secrets are sealed with (ROTSCOPE_SECRET_KEY or the data directory's key file). */
+  const keys = () => channelKeys(deps.config);
   const notFound = (id: string) => ({ error: 'not_found', message: `no channel "${id}"` });
   // A destination every send would refuse (private, loopback, metadata) is refused up front.
   const refusedDestination = (config: Record<string, unknown>) =>
@@ -106,13 +121,13 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
         response: { 200: pageOf(channelSchema), 400: errorSchema },
       },
     },
-    async (request) =>
-      toPage(
-        await listChannels(db, request.workspaceId, {
-          after: readCursor(request.query.cursor, ['bigint']),
-          limit: request.query.limit,
-        }),
-      ),
+    async (request) => {
+      const page = await listChannels(db, request.workspaceId, {
+        after: readCursor(request.query.cursor, ['bigint']),
+        limit: request.query.limit,
+      });
+      return toPage({ ...page, items: page.items.map(publicView) });
+    },
   );
 
   app.get(
@@ -123,7 +138,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     },
     async (request, reply) => {
       const channel = await getChannel(db, request.workspaceId, request.params.id);
-      return channel ?? reply.code(404).send(notFound(request.params.id));
+      return channel ? publicView(channel) : reply.code(404).send(notFound(request.params.id));
     },
   );
 
@@ -152,7 +167,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       if (!parsed.ok) return reply.code(400).send({ error: 'bad_request', message: parsed.error });
       const refused = await refusedDestination(config);
       if (refused) return reply.code(400).send({ error: 'bad_request', message: refused });
-      const channel = await createChannel(db, request.workspaceId, {
+      const channel = await createChannel(db, keys(), request.workspaceId, {
         type,
         name,
         ...toStored(parsed.value.settings),
@@ -161,8 +176,8 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
         .code(201)
         .send(
           parsed.value.revealedSecret !== undefined
-            ? { ...channel, secret: parsed.value.revealedSecret }
-            : channel,
+            ? { ...publicView(channel), secret: parsed.value.revealedSecret }
+            : publicView(channel),
         );
     },
   );
@@ -182,7 +197,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       const refused = request.body.config && (await refusedDestination(request.body.config));
       if (refused) return reply.code(400).send({ error: 'bad_request', message: refused });
       const updated = await db.transaction().execute(async (trx) => {
-        const current = await getChannelWithSecrets(trx, request.workspaceId, id);
+        const current = await getChannelWithSecrets(trx, keys(), request.workspaceId, id);
         if (!current) return { status: 404 as const };
         if (request.body.type !== undefined && request.body.type !== current.type) {
           const message = `body/type is read-only: channel ${id} is a ${current.type} channel`;
@@ -198,7 +213,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           if (!patched.ok) return { status: 400 as const, message: patched.error };
           stored = toStored('settings' in patched.value ? patched.value.settings : patched.value);
         }
-        const channel = await updateChannel(trx, request.workspaceId, id, {
+        const channel = await updateChannel(trx, keys(), request.workspaceId, id, {
           ...(request.body.name !== undefined ? { name: request.body.name } : {}),
           ...(stored ?? {}),
         });
@@ -207,7 +222,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       if (updated.status === 404) return reply.code(404).send(notFound(id));
       if (updated.status === 400)
         return reply.code(400).send({ error: 'bad_request', message: updated.message });
-      return updated.channel;
+      return publicView(updated.channel);
     },
   );
 
@@ -237,7 +252,16 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       },
     },
     async (request, reply) => {
-      const channel = await getChannelWithSecrets(db, request.workspaceId, request.params.id);
+      // Sealed with a key this server lacks: the send below reports it (status retry).
+      const channel = await getChannelWithSecrets(
+        db,
+        keys(),
+        request.workspaceId,
+        request.params.id,
+      ).catch((error: unknown) => {
+        if (error instanceof UnknownSecretKeyError) return undefined;
+        throw error;
+      });
       const settings = channel && fromStored(channel.type, channel);
       const refused = settings?.ok && (await refusedDestination({ ...settings.value }));
       if (refused) return reply.code(400).send({ error: 'bad_request', message: refused });

@@ -5,6 +5,7 @@ import type { NotifierLogger } from '../../../src/notifier/notifier.ts';
 import type { Severity } from '../../../src/model/findings.ts';
 import { setAlertChannels } from '../../../src/store/alert-channels.ts';
 import { createChannel } from '../../../src/store/channels.ts';
+import { channelKeys } from '../../../src/notifier/notifier.ts';
 import type { Db } from '../../../src/store/db.ts';
 import { enqueueDeliveries } from '../../../src/store/deliveries.ts';
 
@@ -58,7 +59,11 @@ export async function addChannel(
   name = `${settings.type} channel`,
 ): Promise<string> {
   const stored = toStored(settings);
-  const channel = await createChannel(db, workspaceId, { type: settings.type, name, ...stored });
+  const channel = await createChannel(db, channelKeys(testConfig()), workspaceId, {
+    type: settings.type,
+    name,
+    ...stored,
+  });
   return channel.id;
 }
 

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNewChannelConfig, toStored } from '../../../src/notifier/config.ts';
 import type { Resolver } from '../../../src/notifier/outbound.ts';
 import { createChannel } from '../../../src/store/channels.ts';
+import { channelKeys } from '../../../src/notifier/notifier.ts';
 import { startHttpReceiver, type HttpReceiver } from '../../helpers/http-receiver.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -146,7 +147,7 @@ describe('private destinations through the channels API', () => {
     // A row written before the check existed (or while private addresses were allowed).
     const parsed = parseNewChannelConfig('webhook', { url: `${receiver.url}/legacy` });
     if (!parsed.ok) throw new Error(parsed.error);
-    const legacy = await createChannel(server.store.db, 'default', {
+    const legacy = await createChannel(server.store.db, channelKeys(server.config), 'default', {
       type: 'webhook',
       name: 'legacy',
       ...toStored(parsed.value.settings),

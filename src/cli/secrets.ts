@@ -1,0 +1,183 @@
+/**
+ * `rotscope secrets status|seal|rotate` (docs/security.md), and the sealing `rotscope serve`
+ * does on start. Channel secrets are sealed with AES-256-GCM (src/store/secrets.ts) under the
+ * key of ROTSCOPE_SECRET_KEY, or else of the data directory's `secret.key`.
+ *
+ * - `status`: the keys this process has, and how many channels each key sealed (plaintext too).
+ * - `seal`: seals the channels still in plaintext (rows written before sealing existed).
+ * - `rotate`: with a key file, adds a new sealing key to it, re-seals every channel with it, and
+ *   drops the old keys from the file once nothing uses them. With ROTSCOPE_SECRET_KEY, re-seals
+ *   every channel under it, opening with ROTSCOPE_SECRET_KEY_PREVIOUS (set the new key there
+ *   and the old one in _PREVIOUS, run this, then restart the servers with the new key).
+ */
+import { sql } from 'kysely';
+import type { Config } from '../config.ts';
+import { channelKeys } from '../notifier/notifier.ts';
+import { resealChannelSecrets, secretsCensus } from '../store/channels.ts';
+import type { Store } from '../store/db.ts';
+import { migrate } from '../store/migrate.ts';
+import {
+  generateKeyText,
+  keyFilePath,
+  parseKey,
+  readKeyFile,
+  writeKeyFile,
+  type Keyring,
+} from '../store/secrets.ts';
+import { openStoreOrHolder, refuseHeld } from './held-data-dir.ts';
+
+interface Out {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+interface StartLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+export const SECRETS_USAGE = `Usage:
+  rotscope secrets status   the keys this process has, and the channels each one sealed
+  rotscope secrets seal     seal channel secrets still stored in plaintext (serve does it on start)
+  rotscope secrets rotate   re-seal every channel secret under a new key (see docs/security.md)
+`;
+
+/**
+ * Drops the old row versions of `channels` and forces a checkpoint, so plaintext that was just
+ * sealed does not linger in table pages (VACUUM FULL rewrites the table). Old WAL segments
+ * may still hold it until they are recycled (docs/security.md). Best effort: a role without
+ * the right to CHECKPOINT skips it.
+ */
+async function purgeOldVersions(store: Store): Promise<void> {
+  await sql`VACUUM FULL channels`.execute(store.db);
+  try {
+    await sql`CHECKPOINT`.execute(store.db);
+  } catch {
+    // not a superuser (PostgreSQL 15+ grants pg_checkpoint separately): the server's own
+    // checkpoints recycle the WAL in time
+  }
+}
+
+/**
+ * Seals, with the current key, the channel secrets still in plaintext (and re-seals those of
+ * keys being rotated out); warns about values sealed with keys this process lacks. Throws
+ * SecretKeyError when the key setting or key file cannot be used: serve does not start.
+ */
+export async function sealChannelSecretsOnStart(
+  store: Store,
+  config: Config,
+  log: StartLog,
+): Promise<void> {
+  const keys = channelKeys(config);
+  const result = await resealChannelSecrets(store.db, keys);
+  if (result.sealed > 0) {
+    await purgeOldVersions(store);
+    log.info(
+      { sealed: result.sealed, keyId: keys.current.id },
+      'channel secrets stored in plaintext by an older version are now sealed',
+    );
+  }
+  if (result.resealed > 0)
+    log.info({ resealed: result.resealed, keyId: keys.current.id }, 'channel secrets re-sealed');
+  const unknown = Object.keys(result.unknownKeys);
+  if (unknown.length > 0) {
+    log.warn(
+      { keyIds: unknown, channels: result.unknownKeys, keyIdsHere: keys.ids },
+      'some channel secrets are sealed with keys this server does not have: it cannot send to those channels (give every server the same ROTSCOPE_SECRET_KEY)',
+    );
+  }
+}
+
+function describeCensus(census: Awaited<ReturnType<typeof secretsCensus>>, keys: Keyring): string {
+  const lines = [
+    `keys here: ${keys.ids.map((id, i) => (i === 0 ? `${id} (seals)` : id)).join(', ')}`,
+  ];
+  lines.push(`channels in plaintext: ${census.plaintext}`);
+  for (const [id, n] of Object.entries(census.byKey)) {
+    lines.push(`channels sealed with ${id}: ${n}${keys.has(id) ? '' : ' (key missing here)'}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+export async function secretsCommand(subcommand: string, config: Config, io: Out): Promise<number> {
+  const { store, locked } = await openStoreOrHolder(config);
+  if (locked) return refuseHeld(`secrets ${subcommand}`, locked, io);
+  try {
+    await migrate(store.db);
+    switch (subcommand) {
+      case 'status': {
+        io.stdout(describeCensus(await secretsCensus(store.db), channelKeys(config)));
+        return 0;
+      }
+      case 'seal': {
+        const keys = channelKeys(config);
+        const result = await resealChannelSecrets(store.db, keys);
+        if (result.sealed > 0) await purgeOldVersions(store);
+        io.stdout(
+          `sealed ${result.sealed} channel(s) in plaintext and re-sealed ${result.resealed} with key ${keys.current.id}\n`,
+        );
+        return reportUnknown(result.unknownKeys, io);
+      }
+      case 'rotate':
+        return await rotate(store, config, io);
+      default:
+        io.stderr(SECRETS_USAGE);
+        return 2;
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function reportUnknown(unknownKeys: Record<string, number>, io: Out): number {
+  const entries = Object.entries(unknownKeys);
+  if (entries.length === 0) return 0;
+  io.stderr(
+    `cannot open ${entries.map(([id, n]) => `${n} channel(s) sealed with key ${id}`).join(', ')}: ` +
+      'give that key in ROTSCOPE_SECRET_KEY_PREVIOUS (or keep it in secret.key) and run again\n',
+  );
+  return 1;
+}
+
+async function rotate(store: Store, config: Config, io: Out): Promise<number> {
+  if (config.secretKey !== undefined) {
+    // The operator brings the keys: the new one in ROTSCOPE_SECRET_KEY, the old in _PREVIOUS.
+    const keys = channelKeys(config);
+    const result = await resealChannelSecrets(store.db, keys);
+    const census = await secretsCensus(store.db);
+    io.stdout(
+      `re-sealed ${result.resealed} channel(s) and sealed ${result.sealed} in plaintext with key ${keys.current.id}\n` +
+        describeCensus(census, keys) +
+        (Object.keys(census.byKey).every((id) => id === keys.current.id) && census.plaintext === 0
+          ? 'nothing uses the previous keys now: restart every server with the new ROTSCOPE_SECRET_KEY and drop ROTSCOPE_SECRET_KEY_PREVIOUS\n'
+          : ''),
+    );
+    return reportUnknown(result.unknownKeys, io);
+  }
+  if (config.dataDir.startsWith('memory://')) {
+    io.stderr('rotscope secrets rotate: no key file in an in-memory data directory\n');
+    return 2;
+  }
+  const file = keyFilePath(config.dataDir);
+  channelKeys(config); // makes the key file when there is none yet
+  const old = readKeyFile(file);
+  const fresh = parseKey(generateKeyText(), 'generated key');
+  // 1. The new key seals from now on; the old ones still open (servers re-read the file).
+  writeKeyFile(file, [fresh, ...old]);
+  const keys = channelKeys(config);
+  const result = await resealChannelSecrets(store.db, keys);
+  // 2. Keys nothing is sealed with any more leave the file.
+  const census = await secretsCensus(store.db);
+  const kept = old.filter((key) => (census.byKey[key.id] ?? 0) > 0);
+  writeKeyFile(file, [fresh, ...kept]);
+  const dropped = old.filter((key) => !kept.includes(key));
+  io.stdout(
+    `new key ${fresh.id} in ${file}; re-sealed ${result.resealed} channel(s), sealed ${result.sealed} in plaintext\n` +
+      (dropped.length > 0 ? `retired keys: ${dropped.map((k) => k.id).join(', ')}\n` : '') +
+      (kept.length > 0 ? `kept keys still in use: ${kept.map((k) => k.id).join(', ')}\n` : '') +
+      (dropped.length > 0
+        ? 'the retired keys are gone from the file: a database backup from before this rotation opens only with a copy of the key file from before it\n'
+        : ''),
+  );
+  return reportUnknown(result.unknownKeys, io);
+}
