@@ -5,6 +5,7 @@
  * it against one PostgreSQL database: a conversation is evaluated by one of them at a time,
  * and everything an evaluation writes commits atomically with its new position.
  */
+import { sql } from 'kysely';
 import type { Config } from '../config.ts';
 import { DETECTORS } from '../detectors/index.ts';
 import type { Detector } from '../detectors/types.ts';
@@ -48,6 +49,16 @@ export interface EvaluatorOptions {
    * (keep it below the pool size), 1 on PGlite (a single connection).
    */
   concurrency?: number;
+  /**
+   * PostgreSQL only: a claim is a row lock held by the evaluation's open transaction, so a
+   * process that stops mid-evaluation without its connection closing (frozen, suspended, its
+   * host cut off) would hold the conversation, and block ingest into it, for as long as the
+   * server keeps that session. The transaction sets `idle_in_transaction_session_timeout` to
+   * this (ms): the server ends such a session after this long idle, which releases the claim
+   * to the other processes. Each evaluation is also named `rotscope-evaluator` in
+   * `pg_stat_activity` while it runs. Default 30000; 0 leaves the server's setting.
+   */
+  claimIdleTimeoutMs?: number;
 }
 
 export interface Evaluator {
@@ -84,6 +95,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const maxWaitMs = options.maxWaitMs ?? Math.max(1000, 2 * config.evaluatorQuietMs);
   const concurrency = Math.max(1, options.concurrency ?? (store.kind === 'postgres' ? 4 : 1));
   const evaluateOptions: EvaluateOptions = { ...options.tuning, detectors };
+  const claimIdleTimeoutMs = Math.max(0, Math.round(options.claimIdleTimeoutMs ?? 30_000));
   const events = createEventLog(log, { intervalMs: config.logEventIntervalMs ?? 10_000 });
   let stopping = false;
   let failing = false;
@@ -102,6 +114,12 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     let claimedKey: { workspaceId: string; conversationId: string } | undefined;
     try {
       const result = await store.db.transaction().execute(async (trx) => {
+        if (store.kind === 'postgres')
+          await sql`SELECT set_config('application_name', 'rotscope-evaluator', true),
+              CASE WHEN ${claimIdleTimeoutMs}::int > 0 THEN set_config(
+                'idle_in_transaction_session_timeout', ${claimIdleTimeoutMs}::int::text, true) END`.execute(
+            trx,
+          );
         const claimed = await claimSettledConversation(trx, {
           quietMs: config.evaluatorQuietMs,
           maxWaitMs,
