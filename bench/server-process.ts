@@ -10,6 +10,8 @@ const BIN = fileURLToPath(new URL('../bin/rotscope.js', import.meta.url));
 export interface ServerProcess {
   url: string;
   process: ChildProcess;
+  /** The last of what it printed. */
+  output(): string;
   /** SIGTERM, then waits for the exit (the profile is written on exit). */
   stop(): Promise<void>;
 }
@@ -50,6 +52,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   return {
     url,
     process: child,
+    output: () => output,
     async stop() {
       child.kill('SIGTERM');
       await exited;

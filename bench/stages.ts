@@ -1,54 +1,101 @@
 /**
- * Where ingest time goes, per batch of ~500 realistic GenAI spans: decode (protobuf → spans),
- * normalize (spans → calls, tool results, compactions) and store (one transaction), measured
- * in the same run. `normalizeShare` answers "how much does normalization add to ingest".
+ * Where ingest time goes, per batch of 512 realistic GenAI spans, one batch at a time: decode
+ * (protobuf → spans), normalize (spans → calls, tool results, compactions), and each step of
+ * the store transaction as the receiver runs it (locks, spans, calls, logged content, tool
+ * results, logged tool parts, compactions, dirty marks, commit). BENCH_CONTENT=0 sends no
+ * message content. `normalizeShare` answers "how much does normalization add to ingest".
  */
-import { IngestPipeline } from '../src/receiver/pipeline.ts';
-import { normalizeSpans } from '../src/ingest/index.ts';
+import { callContentFromLogs, normalizeSpans } from '../src/ingest/index.ts';
+import { LOG_CALL_PRODUCERS } from '../src/ingest/producers.ts';
 import { decodeTraces } from '../src/otlp/decode.ts';
-import type { Span } from '../src/model/telemetry.ts';
+import { joinLoggedToolResults } from '../src/receiver/logged-tool-parts.ts';
+import { markConversationsDirty } from '../src/store/conversations.ts';
+import {
+  applyCallContent,
+  insertCalls,
+  insertCompactions,
+  insertSpans,
+  insertToolResults,
+  loadLogRecordsOfSpans,
+  lockIngestKeys,
+} from '../src/store/ingest.ts';
+import { kyselyOn } from '../src/store/raw-connection.ts';
+import { prepareStaging, type IngestTx } from '../src/store/staging.ts';
 import { createTestStore } from '../test/helpers/store.ts';
-import { agentRun, encodeBatch } from './genai-spans.ts';
+import { ingestBodies } from './ingest.ts';
 
-const BATCHES = 20;
+const BATCHES = 30;
+const WARM = 5;
 
 export async function benchStages() {
-  const base = BigInt(Date.now()) * 1_000_000n;
-  const bodies = Array.from({ length: BATCHES }, (_, k) =>
-    encodeBatch(
-      Array.from({ length: 23 }, (_, r) =>
-        agentRun(k * 100 + r, 10, base + BigInt(k * 100 + r) * 1_000_000_000n),
-      ).flat(),
-    ),
-  );
-  const time = <T>(fn: () => T): [T, number] => {
-    const started = performance.now();
-    const value = fn();
-    return [value, performance.now() - started];
+  const content = process.env.BENCH_CONTENT !== '0';
+  const bodies = ingestBodies((BATCHES + WARM) * 512, content);
+  const store = await createTestStore();
+  const connection = await store.connect();
+  const tx: IngestTx = {
+    db: kyselyOn(connection),
+    copyIn: (text, data) => connection.copyIn(text, data),
+    staging: await prepareStaging(connection),
   };
-  const [decoded, decodeMs] = time(() =>
-    bodies.map((body) => {
+  const ms: Record<string, number> = {};
+  const time = async <T>(step: string, fn: () => Promise<T> | T): Promise<T> => {
+    const started = performance.now();
+    const value = await fn();
+    ms[step] = (ms[step] ?? 0) + performance.now() - started;
+    return value;
+  };
+  const precedence = { logProducers: LOG_CALL_PRODUCERS, settleMs: () => 0 };
+  const context = { workspaceId: 'default', captureContent: true, windowOverrides: [] };
+  let spans = 0;
+  for (const [i, body] of bodies.entries()) {
+    if (i === WARM) for (const step of Object.keys(ms)) ms[step] = 0;
+    const decoded = await time('decode', () => {
       const result = decodeTraces(body, 'protobuf');
       if (!result.ok) throw new Error(result.reason);
       return result.value.items;
-    }),
-  );
-  const context = { workspaceId: 'default', captureContent: true, windowOverrides: [] };
-  const [, normalizeMs] = time(() => decoded.map((spans) => normalizeSpans(spans, context)));
-  const store = await createTestStore();
-  const pipeline = new IngestPipeline(store);
-  const started = performance.now();
-  for (const spans of decoded as Span[][]) await pipeline.ingestSpans('default', spans);
-  const pipelineMs = performance.now() - started; // normalize + store
+    });
+    if (i >= WARM) spans += decoded.length;
+    const batch = await time('normalize', () => normalizeSpans(decoded, context));
+    const { calls, toolResults, compactions } = batch.normalized;
+    await time('store: BEGIN', () => connection.query('BEGIN'));
+    await time('store: advisory locks', () =>
+      lockIngestKeys(
+        tx.db,
+        calls.map((call) => `trace:default:${call.traceId}`),
+      ),
+    );
+    await time('store: spans (COPY + INSERT … SELECT)', () =>
+      insertSpans(tx, 'default', batch.keep),
+    );
+    const marks = await time('store: calls (COPY + INSERT … SELECT)', () =>
+      insertCalls(tx, calls, precedence),
+    );
+    const logged = await time('store: logged content lookup', () =>
+      loadLogRecordsOfSpans(tx.db, 'default', calls),
+    );
+    if (logged.length > 0) await applyCallContent(tx.db, 'default', callContentFromLogs(logged));
+    await time('store: tool results (COPY + INSERT … SELECT)', () =>
+      insertToolResults(tx, toolResults),
+    );
+    await time('store: logged tool parts', () =>
+      joinLoggedToolResults(tx.db, 'default', batch.normalized),
+    );
+    await time('store: compactions', () => insertCompactions(tx.db, compactions));
+    await time('store: dirty marks', () => markConversationsDirty(tx.db, 'default', marks));
+    await time('store: COMMIT', () => connection.query('COMMIT'));
+  }
+  connection.release();
   await store.close();
-  const storeMs = Math.max(0, pipelineMs - normalizeMs);
-  const per = (ms: number) => Number((ms / BATCHES).toFixed(1));
+  const per = Object.fromEntries(
+    Object.entries(ms).map(([step, total]) => [step, Number((total / BATCHES).toFixed(2))]),
+  );
+  const all = Object.values(ms).reduce((a, b) => a + b, 0);
   return {
     backend: store.kind,
-    spansPerBatch: decoded[0]?.length ?? 0,
-    decodeMsPerBatch: per(decodeMs),
-    normalizeMsPerBatch: per(normalizeMs),
-    storeMsPerBatch: per(storeMs),
-    normalizeShare: Number((normalizeMs / (decodeMs + normalizeMs + storeMs)).toFixed(3)),
+    content,
+    spansPerBatch: Math.round(spans / BATCHES),
+    msPerBatch: per,
+    totalMsPerBatch: Number((all / BATCHES).toFixed(1)),
+    normalizeShare: Number(((ms.normalize ?? 0) / all).toFixed(3)),
   };
 }

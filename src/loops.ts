@@ -6,7 +6,7 @@ import { startEvaluator } from './evaluator/loop.ts';
 import type { EvaluationResult } from './evaluator/evaluate.ts';
 import { describeError, isDatabaseUnavailable } from './store/connection-errors.ts';
 import type { Store } from './store/db.ts';
-import { pruneOlderThan } from './store/retention.ts';
+import { maintainRawTables } from './store/retention.ts';
 
 export interface Loop {
   stop(): Promise<void>;
@@ -34,8 +34,7 @@ export async function startBackgroundLoops(options: LoopOptions): Promise<Loop> 
   const notifier = config.notifier
     ? startNotifier({ store, config, log: log.child({ component: 'notifier' }) })
     : undefined;
-  const retention =
-    config.retentionDays > 0 ? startRetention(store, config.retentionDays, log) : undefined;
+  const retention = startRetention(store, config.retentionDays, log);
   let stopping: Promise<void> | undefined;
   return {
     stop() {
@@ -51,12 +50,16 @@ export async function startBackgroundLoops(options: LoopOptions): Promise<Loop> 
 
 const RETENTION_EVERY_MS = 60 * 60 * 1000;
 
-/** Prunes old rows once shortly after start, then hourly. */
+/**
+ * Keeps the raw tables' daily partitions ahead of time and prunes old data (when `days` > 0),
+ * once shortly after start, then hourly.
+ */
 function startRetention(store: Store, days: number, log: Logger): Loop {
   let running: Promise<void> | undefined;
   const prune = () => {
-    running ??= pruneOlderThan(store.db, days)
-      .then((deleted) => {
+    running ??= maintainRawTables(store.db, days)
+      .then(({ created, deleted }) => {
+        if (created.length > 0) log.info({ created }, 'raw table partitions created');
         if (Object.values(deleted).some((n) => n > 0))
           log.info({ deleted, days }, 'retention pruned old rows');
       })

@@ -1,6 +1,7 @@
 /**
  * The ingest pipeline behind the OTLP routes: normalize decoded spans or log records, then
- * write everything in one transaction. Returns only after the commit, so a 200 means stored.
+ * write everything in one transaction, shared with the requests that arrive meanwhile (group
+ * commit, ./group-commit.ts). Returns only after the commit, so a 200 means stored.
  */
 import {
   callContentFromLogs,
@@ -24,12 +25,12 @@ import {
   insertSpans,
   insertToolResults,
   loadLogRecordsOfSpans,
-  lockIngestKeys,
   markSideCalls,
   type CallPrecedence,
 } from '../store/ingest.ts';
 import { markConversationsDirty } from '../store/conversations.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
+import { GroupCommitter, type GroupCommitOptions } from './group-commit.ts';
 import { joinLoggedToolResults } from './logged-tool-parts.ts';
 
 export interface IngestOutcome {
@@ -41,6 +42,7 @@ const SETTINGS_TTL_MS = 5_000;
 
 export class IngestPipeline {
   readonly #store: Store;
+  readonly #committer: GroupCommitter;
   readonly #settings = new Map<string, { value: WorkspaceSettings; at: number }>();
 
   /** Calls from spans and logs of one request: the span's wins; split-evidence producers settle longer. */
@@ -48,9 +50,16 @@ export class IngestPipeline {
   /** The same, without the longer settle (log batches and imports). */
   readonly #precedence: CallPrecedence = { logProducers: LOG_CALL_PRODUCERS, settleMs: () => 0 };
 
-  /** `splitEvidenceSettleMs`: see Config; 0 evaluates every conversation after the default quiet time. */
-  constructor(store: Store, options: { splitEvidenceSettleMs?: number } = {}) {
+  /**
+   * `splitEvidenceSettleMs`: see Config; 0 evaluates every conversation after the default quiet
+   * time. `groupCommit`: how many transactions and requests per transaction (./group-commit.ts).
+   */
+  constructor(
+    store: Store,
+    options: { splitEvidenceSettleMs?: number; groupCommit?: GroupCommitOptions } = {},
+  ) {
     this.#store = store;
+    this.#committer = new GroupCommitter(store, options.groupCommit);
     const settleMs = options.splitEvidenceSettleMs ?? 0;
     this.#spanPrecedence = {
       logProducers: LOG_CALL_PRODUCERS,
@@ -75,25 +84,28 @@ export class IngestPipeline {
   async ingestSpans(workspaceId: string, spans: readonly Span[]): Promise<IngestOutcome> {
     const batch = normalizeSpans(spans, await this.#context(workspaceId));
     if (batch.keep.length > 0) {
-      await this.#store.db.transaction().execute(async (trx) => {
-        await lockIngestKeys(trx, evidenceKeys(workspaceId, batch.normalized));
-        await insertSpans(trx, workspaceId, batch.keep);
-        const calls = await insertCalls(trx, batch.normalized.calls, this.#spanPrecedence);
-        // Content logged before its span arrived is applied now.
-        const logged = await loadLogRecordsOfSpans(trx, workspaceId, batch.normalized.calls);
-        const content =
-          logged.length === 0
-            ? []
-            : await applyCallContent(trx, workspaceId, callContentFromLogs(logged));
-        await insertToolResults(trx, batch.normalized.toolResults);
-        const toolParts = await joinLoggedToolResults(trx, workspaceId, batch.normalized);
-        const compactions = await insertCompactions(trx, batch.normalized.compactions);
-        await markConversationsDirty(trx, workspaceId, [
-          ...calls,
-          ...content,
-          ...toolParts,
-          ...compactions,
-        ]);
+      await this.#committer.submit({
+        keys: evidenceKeys(workspaceId, batch.normalized),
+        run: async (tx) => {
+          const trx = tx.db;
+          await insertSpans(tx, workspaceId, batch.keep);
+          const calls = await insertCalls(tx, batch.normalized.calls, this.#spanPrecedence);
+          // Content logged before its span arrived is applied now.
+          const logged = await loadLogRecordsOfSpans(trx, workspaceId, batch.normalized.calls);
+          const content =
+            logged.length === 0
+              ? []
+              : await applyCallContent(trx, workspaceId, callContentFromLogs(logged));
+          await insertToolResults(tx, batch.normalized.toolResults);
+          const toolParts = await joinLoggedToolResults(trx, workspaceId, batch.normalized);
+          const compactions = await insertCompactions(trx, batch.normalized.compactions);
+          await markConversationsDirty(trx, workspaceId, [
+            ...calls,
+            ...content,
+            ...toolParts,
+            ...compactions,
+          ]);
+        },
       });
     }
     return { stored: batch.keep.length, dropped: batch.dropped };
@@ -102,25 +114,28 @@ export class IngestPipeline {
   async ingestLogs(workspaceId: string, logs: readonly LogRecord[]): Promise<IngestOutcome> {
     const batch = normalizeLogs(logs, await this.#context(workspaceId));
     if (batch.keep.length > 0) {
-      await this.#store.db.transaction().execute(async (trx) => {
-        await lockIngestKeys(trx, [
+      await this.#committer.submit({
+        keys: [
           ...evidenceKeys(workspaceId, batch.normalized),
           ...batch.callContent.map((content) => `trace:${workspaceId}:${content.traceId}`),
-        ]);
-        await insertLogRecords(trx, workspaceId, batch.keep);
-        const calls = await insertCalls(trx, batch.normalized.calls, this.#precedence);
-        const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls);
-        const content = await applyCallContent(trx, workspaceId, batch.callContent);
-        await insertToolResults(trx, batch.normalized.toolResults);
-        const toolParts = await joinLoggedToolResults(trx, workspaceId, batch.normalized);
-        const compactions = await insertCompactions(trx, batch.normalized.compactions);
-        await markConversationsDirty(trx, workspaceId, [
-          ...calls,
-          ...sideCalls,
-          ...content,
-          ...toolParts,
-          ...compactions,
-        ]);
+        ],
+        run: async (tx) => {
+          const trx = tx.db;
+          await insertLogRecords(trx, workspaceId, batch.keep);
+          const calls = await insertCalls(tx, batch.normalized.calls, this.#precedence);
+          const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls);
+          const content = await applyCallContent(trx, workspaceId, batch.callContent);
+          await insertToolResults(tx, batch.normalized.toolResults);
+          const toolParts = await joinLoggedToolResults(trx, workspaceId, batch.normalized);
+          const compactions = await insertCompactions(trx, batch.normalized.compactions);
+          await markConversationsDirty(trx, workspaceId, [
+            ...calls,
+            ...sideCalls,
+            ...content,
+            ...toolParts,
+            ...compactions,
+          ]);
+        },
       });
     }
     return { stored: batch.keep.length, dropped: batch.dropped };
@@ -128,11 +143,14 @@ export class IngestPipeline {
 
   /** Stores already normalized data (transcript imports), idempotently. */
   async ingestNormalized(workspaceId: string, normalized: Normalized): Promise<void> {
-    await this.#store.db.transaction().execute(async (trx) => {
-      const calls = await insertCalls(trx, normalized.calls, this.#precedence);
-      await insertToolResults(trx, normalized.toolResults);
-      const compactions = await insertCompactions(trx, normalized.compactions);
-      await markConversationsDirty(trx, workspaceId, [...calls, ...compactions]);
+    await this.#committer.submit({
+      keys: [],
+      run: async (tx) => {
+        const calls = await insertCalls(tx, normalized.calls, this.#precedence);
+        await insertToolResults(tx, normalized.toolResults);
+        const compactions = await insertCompactions(tx.db, normalized.compactions);
+        await markConversationsDirty(tx.db, workspaceId, [...calls, ...compactions]);
+      },
     });
   }
 

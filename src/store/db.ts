@@ -3,11 +3,15 @@
  * a data directory. Both run the same migrations and the same kysely queries.
  */
 import { mkdirSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { acquireDataDirLock } from './data-dir-lock.ts';
 import { PGlitePool } from './pglite-pool.ts';
+import type { RawConnection } from './raw-connection.ts';
 import type { Database } from './schema.ts';
 
 export type Db = Kysely<Database>;
@@ -34,6 +38,8 @@ export interface Store {
    * that find the directory held can go through the server. Absent on PostgreSQL.
    */
   advertise?(url: string): void;
+  /** A connection of its own with COPY FROM STDIN, for the ingest path's bulk writes. */
+  connect(): Promise<RawConnection>;
 }
 
 const INT8_OID = 20;
@@ -63,6 +69,15 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       kind: 'postgres',
       location: redactUrl(options.databaseUrl),
       close: () => db.destroy(),
+      async connect() {
+        const client = await pool.connect();
+        return {
+          session: client,
+          query: (text, params = []) => client.query(text, [...params]),
+          copyIn: (text, data) => pipeline(Readable.from([data]), client.query(copyFrom(text))),
+          release: (error) => client.release(error),
+        };
+      },
     };
   }
   const inMemory = options.dataDir.startsWith('memory://');
@@ -91,6 +106,20 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     location: options.dataDir,
     close: () => db.destroy().finally(() => lock?.release()),
     advertise: (url) => lock?.advertise(url),
+    async connect() {
+      const client = await pool.connect();
+      return {
+        session: lite,
+        query: (text, params = []) => client.query(text, params),
+        // PGlite reads COPY input from its /dev/blob device.
+        copyIn: async (text, data) => {
+          await lite.query(text.replace(/\bSTDIN\b/, "'/dev/blob'"), [], {
+            blob: new Blob([data]),
+          });
+        },
+        release: () => client.release(),
+      };
+    },
   };
 }
 

@@ -1,8 +1,9 @@
 /**
  * Writes one normalized ingest batch. The caller (the receiver) opens the transaction and
- * answers 200 only after it commits. Every insert is idempotent on the table's natural key,
- * so exporter retries never duplicate rows; touched conversations are marked dirty for the
- * evaluator.
+ * answers 200 only after it commits. Spans, calls and tool results go through staging (one
+ * binary COPY and one INSERT … SELECT each, src/store/staging.ts); every insert is idempotent
+ * on the table's natural key, so exporter retries never duplicate rows; touched conversations
+ * are marked dirty for the evaluator.
  */
 import { createHash } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
@@ -12,6 +13,7 @@ import { int4 } from './columns.ts';
 import type { IngestMark } from './conversations.ts';
 import type { Db } from './db.ts';
 import type { LogRecordsTable } from './schema.ts';
+import { insertStaged, type IngestTx } from './staging.ts';
 import { compactionRow, llmCallRow } from './timeline.ts';
 
 /** Rows per INSERT statement (keeps bind parameters far below Postgres' 65,535). */
@@ -27,85 +29,59 @@ export interface StoredSpan extends Span {
   role: string | null;
 }
 
-/** Column name and SQL type, for `jsonb_to_recordset`. */
-type Columns = ReadonlyArray<readonly [name: string, type: string]>;
-
-/**
- * Inserts rows sent as one jsonb parameter expanded by `jsonb_to_recordset`: on PostgreSQL
- * about twice as fast as a multi-row VALUES with thousands of bind parameters for the
- * batches OTLP exporters send (measured with bench/ingest.ts), and as fast on PGlite.
- * Column names are constants of this module, never input.
- */
-async function insertRecordset<R = never>(
-  db: Db,
-  table: string,
-  columns: Columns,
-  rows: ReadonlyArray<Record<string, unknown>>,
-  conflictTarget: string,
-  returning?: string,
-): Promise<R[]> {
-  if (rows.length === 0) return [];
-  const names = columns.map(([name]) => name).join(', ');
-  const definition = columns.map(([name, type]) => `${name} ${type}`).join(', ');
-  const result = await sql<R>`INSERT INTO ${sql.table(table)} (${sql.raw(names)})
-    SELECT ${sql.raw(names)} FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(${sql.raw(definition)})
-    ON CONFLICT (${sql.raw(conflictTarget)}) DO NOTHING
-    ${returning ? sql.raw(`RETURNING ${returning}`) : sql``}`.execute(db);
-  return result.rows;
-}
-
-const SPAN_COLUMNS: Columns = [
-  ['workspace_id', 'text'],
-  ['trace_id', 'text'],
-  ['span_id', 'text'],
-  ['parent_span_id', 'text'],
-  ['name', 'text'],
-  ['kind', 'smallint'],
-  ['start_ns', 'bigint'],
-  ['end_ns', 'bigint'],
-  ['status_code', 'smallint'],
-  ['status_message', 'text'],
-  ['scope_name', 'text'],
-  ['scope_version', 'text'],
-  ['attributes', 'jsonb'],
-  ['events', 'jsonb'],
-  ['links', 'jsonb'],
-  ['resource', 'jsonb'],
-  ['role', 'text'],
+const SPAN_COLUMNS = [
+  'workspace_id',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'name',
+  'kind',
+  'start_ns',
+  'end_ns',
+  'status_code',
+  'status_message',
+  'scope_name',
+  'scope_version',
+  'attributes',
+  'events',
+  'links',
+  'resource',
+  'role',
 ];
 
+/** The natural key of the partitioned raw tables: the ids and the row's time (its partition). */
+const SPAN_KEY = 'workspace_id, trace_id, span_id, start_ns';
+
 export async function insertSpans(
-  db: Db,
+  tx: IngestTx,
   workspaceId: string,
   spans: readonly StoredSpan[],
 ): Promise<void> {
-  for (const chunk of chunks(spans)) {
-    await insertRecordset(
-      db,
-      'spans',
-      SPAN_COLUMNS,
-      chunk.map((span) => ({
-        workspace_id: workspaceId,
-        trace_id: span.traceId,
-        span_id: span.spanId,
-        parent_span_id: span.parentSpanId,
-        name: span.name,
-        kind: span.kind,
-        start_ns: span.startTimeUnixNano,
-        end_ns: span.endTimeUnixNano,
-        status_code: span.statusCode,
-        status_message: span.statusMessage,
-        scope_name: span.scope.name,
-        scope_version: span.scope.version,
-        attributes: span.attributes,
-        events: span.events,
-        links: span.links,
-        resource: span.resource,
-        role: span.role,
-      })),
-      'workspace_id, trace_id, span_id',
-    );
-  }
+  await insertStaged(
+    tx,
+    'spans',
+    SPAN_COLUMNS,
+    spans.map((span) => ({
+      workspace_id: workspaceId,
+      trace_id: span.traceId,
+      span_id: span.spanId,
+      parent_span_id: span.parentSpanId,
+      name: span.name,
+      kind: span.kind,
+      start_ns: span.startTimeUnixNano,
+      end_ns: span.endTimeUnixNano,
+      status_code: span.statusCode,
+      status_message: span.statusMessage,
+      scope_name: span.scope.name,
+      scope_version: span.scope.version,
+      attributes: span.attributes,
+      events: span.events,
+      links: span.links,
+      resource: span.resource,
+      role: span.role,
+    })),
+    SPAN_KEY,
+  );
 }
 
 /** A stable key for a log record: exporters re-send identical records on retry. */
@@ -151,44 +127,44 @@ export async function insertLogRecords(
           scope_name: log.scope.name,
         })),
       )
-      .onConflict((oc) => oc.columns(['workspace_id', 'dedupe_key']).doNothing())
+      .onConflict((oc) => oc.columns(['workspace_id', 'dedupe_key', 'time_ns']).doNothing())
       .execute();
   }
 }
 
-const CALL_COLUMNS: Columns = [
-  ['workspace_id', 'text'],
-  ['trace_id', 'text'],
-  ['span_id', 'text'],
-  ['parent_span_id', 'text'],
-  ['conversation_id', 'text'],
-  ['conversation_synthetic', 'boolean'],
-  ['agent_id', 'text'],
-  ['stream_key', 'text'],
-  ['run_id', 'text'],
-  ['side_call', 'text'],
-  ['request_id', 'text'],
-  ['start_ns', 'bigint'],
-  ['end_ns', 'bigint'],
-  ['producer', 'text'],
-  ['provider', 'text'],
-  ['request_model', 'text'],
-  ['response_model', 'text'],
-  ['input_tokens_raw', 'integer'],
-  ['cache_read_tokens', 'integer'],
-  ['cache_write_tokens', 'integer'],
-  ['output_tokens', 'integer'],
-  ['context_tokens', 'integer'],
-  ['usage_rule', 'text'],
-  ['context_window', 'integer'],
-  ['window_source', 'text'],
-  ['finish_reason_raw', 'text'],
-  ['finish_class', 'text'],
-  ['output_tool_call', 'boolean'],
-  ['output_tool_name', 'text'],
-  ['max_output_tokens', 'integer'],
-  ['parts', 'jsonb'],
-  ['compacted', 'boolean'],
+const CALL_COLUMNS = [
+  'workspace_id',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'conversation_id',
+  'conversation_synthetic',
+  'agent_id',
+  'stream_key',
+  'run_id',
+  'side_call',
+  'request_id',
+  'start_ns',
+  'end_ns',
+  'producer',
+  'provider',
+  'request_model',
+  'response_model',
+  'input_tokens_raw',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  'context_tokens',
+  'usage_rule',
+  'context_window',
+  'window_source',
+  'finish_reason_raw',
+  'finish_class',
+  'output_tool_call',
+  'output_tool_name',
+  'max_output_tokens',
+  'parts',
+  'compacted',
 ];
 
 /** What an insert added: the conversation and start of each new call or compaction, for the dirty marks. */
@@ -220,10 +196,11 @@ const toMarks = (
  * both); a log-derived call is skipped when its request already has one.
  */
 export async function insertCalls(
-  db: Db,
+  tx: IngestTx,
   calls: readonly LlmCall[],
   precedence: CallPrecedence,
 ): Promise<IngestMark[]> {
+  const { db } = tx;
   const { logProducers } = precedence;
   if (calls.length === 0) return [];
   const workspaceId = calls[0]!.workspaceId;
@@ -258,43 +235,61 @@ export async function insertCalls(
     const taken = new Set([...existing.map((row) => row.request_id), ...spanRequestIds]);
     keptLogCalls = fromLogs.filter((call) => !call.requestId || !taken.has(call.requestId));
   }
-  const marks: IngestMark[] = [];
-  for (const chunk of chunks([...fromSpans, ...keptLogCalls])) {
-    const added = await insertRecordset<Added>(
-      db,
-      'llm_calls',
-      CALL_COLUMNS,
-      chunk.map((call) => ({ ...llmCallRow(call), parts: call.parts })),
-      'workspace_id, trace_id, span_id',
-      'conversation_id, start_ns AS at_ns, producer',
-    );
-    marks.push(...toMarks(added, true, precedence.settleMs));
-  }
-  return marks;
+  const added = await insertStaged<Added>(
+    tx,
+    'llm_calls',
+    CALL_COLUMNS,
+    [...fromSpans, ...keptLogCalls].map(llmCallRow),
+    SPAN_KEY,
+    {
+      sql: 'conversation_id, start_ns AS at_ns, producer',
+      fromRow: (row) => ({
+        conversation_id: row.conversation_id as string,
+        at_ns: String(row.start_ns),
+        producer: row.producer as string,
+      }),
+    },
+  );
+  return toMarks(added, true, precedence.settleMs);
 }
 
-export async function insertToolResults(db: Db, results: readonly ToolResult[]): Promise<void> {
-  for (const chunk of chunks(results)) {
-    await db
-      .insertInto('tool_results')
-      .values(
-        chunk.map((result) => ({
-          workspace_id: result.workspaceId,
-          trace_id: result.traceId,
-          span_id: result.spanId,
-          conversation_id: result.conversationId,
-          stream_key: result.streamKey,
-          tool_name: result.toolName,
-          tool_call_id: result.toolCallId,
-          result_size: int4(result.resultSize),
-          size_unit: result.sizeUnit,
-          at_ns: result.atNs,
-          source: result.source,
-        })),
-      )
-      .onConflict((oc) => oc.columns(['workspace_id', 'trace_id', 'span_id']).doNothing())
-      .execute();
-  }
+const TOOL_RESULT_COLUMNS = [
+  'workspace_id',
+  'trace_id',
+  'span_id',
+  'conversation_id',
+  'stream_key',
+  'tool_name',
+  'tool_call_id',
+  'result_size',
+  'size_unit',
+  'at_ns',
+  'source',
+];
+
+export async function insertToolResults(
+  tx: IngestTx,
+  results: readonly ToolResult[],
+): Promise<void> {
+  await insertStaged(
+    tx,
+    'tool_results',
+    TOOL_RESULT_COLUMNS,
+    results.map((result) => ({
+      workspace_id: result.workspaceId,
+      trace_id: result.traceId,
+      span_id: result.spanId,
+      conversation_id: result.conversationId,
+      stream_key: result.streamKey,
+      tool_name: result.toolName,
+      tool_call_id: result.toolCallId,
+      result_size: int4(result.resultSize),
+      size_unit: result.sizeUnit,
+      at_ns: result.atNs,
+      source: result.source,
+    })),
+    'workspace_id, trace_id, span_id, at_ns',
+  );
 }
 
 /** Inserts compactions and returns marks for the new ones. */

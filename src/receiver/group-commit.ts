@@ -1,0 +1,136 @@
+/**
+ * Group commit for the ingest path: requests that arrive while a transaction is open wait and
+ * share the next one, so one COMMIT (one WAL flush) holds the spans of several requests. Each
+ * request's writes run in a savepoint of their own, so a request the database refuses (a bad
+ * value) fails alone; each request's promise settles only after the COMMIT that holds its rows
+ * (a 200 still means stored). The advisory locks of every request in a group are taken
+ * together, in one order, before any write, so two groups never wait on each other in a cycle.
+ */
+import { isDatabaseUnavailable } from '../store/connection-errors.ts';
+import type { Store } from '../store/db.ts';
+import { lockIngestKeys } from '../store/ingest.ts';
+import { kyselyOn, type RawConnection } from '../store/raw-connection.ts';
+import { prepareStaging, type IngestTx } from '../store/staging.ts';
+
+export interface IngestJob<T> {
+  /** The evidence keys the job's writes must be serialized on (see lockIngestKeys). */
+  keys: readonly string[];
+  run(tx: IngestTx): Promise<T>;
+}
+
+interface Queued {
+  job: IngestJob<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+export interface GroupCommitOptions {
+  /** Transactions open at once. Default 2 on PostgreSQL (one fills while one flushes), 1 on PGlite. */
+  transactions?: number;
+  /** Requests in one transaction at most. Default 16. */
+  maxJobs?: number;
+}
+
+/** SQLSTATEs after which running the same writes again can succeed. */
+const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
+
+export class GroupCommitter {
+  readonly #store: Store;
+  readonly #transactions: number;
+  readonly #maxJobs: number;
+  #queue: Queued[] = [];
+  #open = 0;
+
+  constructor(store: Store, options: GroupCommitOptions = {}) {
+    this.#store = store;
+    this.#transactions = options.transactions ?? (store.kind === 'pglite' ? 1 : 2);
+    this.#maxJobs = options.maxJobs ?? 16;
+  }
+
+  /** Runs the job in the next transaction; resolves with its value after that transaction commits. */
+  submit<T>(job: IngestJob<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ job, resolve: resolve as (value: unknown) => void, reject });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (this.#open < this.#transactions && this.#queue.length > 0) {
+      const group = this.#queue.splice(0, this.#maxJobs);
+      this.#open++;
+      void this.#commit(group).finally(() => {
+        this.#open--;
+        this.#pump();
+      });
+    }
+  }
+
+  async #commit(group: Queued[]): Promise<void> {
+    let connection: RawConnection;
+    try {
+      connection = await this.#store.connect();
+    } catch (error) {
+      for (const item of group) item.reject(error);
+      return;
+    }
+    let broken: Error | undefined;
+    try {
+      const tx: IngestTx = {
+        db: kyselyOn(connection),
+        copyIn: (text, data) => connection.copyIn(text, data),
+        staging: await prepareStaging(connection),
+      };
+      await connection.query('BEGIN');
+      await lockIngestKeys(
+        tx.db,
+        group.flatMap((item) => item.job.keys),
+      );
+      const outcomes: Array<() => void> = [];
+      for (const item of group) {
+        const outcome = await runInSavepoint(connection, tx, item.job);
+        outcomes.push(
+          outcome.ok ? () => item.resolve(outcome.value) : () => item.reject(outcome.error),
+        );
+      }
+      await connection.query('COMMIT');
+      for (const settle of outcomes) settle();
+    } catch (error) {
+      await connection.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError as Error;
+      });
+      if (isDatabaseUnavailable(error)) broken = error as Error;
+      for (const item of group) item.reject(error);
+    } finally {
+      connection.release(broken);
+    }
+  }
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * Runs one job in a savepoint: on an error the database raised for this job's data, rolls
+ * back to it and reports the error (once more first for a deadlock or serialization failure);
+ * on a lost connection, throws (the whole group fails).
+ */
+async function runInSavepoint(
+  connection: RawConnection,
+  tx: IngestTx,
+  job: IngestJob<unknown>,
+): Promise<Outcome> {
+  for (let attempt = 1; ; attempt++) {
+    await connection.query('SAVEPOINT ingest_job');
+    try {
+      const value = await job.run(tx);
+      await connection.query('RELEASE SAVEPOINT ingest_job');
+      return { ok: true, value };
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
+      await connection.query('ROLLBACK TO SAVEPOINT ingest_job');
+      const code = (error as { code?: string }).code;
+      if (attempt < 2 && code !== undefined && RETRYABLE.has(code)) continue;
+      return { ok: false, error };
+    }
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Bulk inserts for the ingest path. Rows are sent with one binary `COPY` straight into the
+ * table, in a savepoint: almost every batch is new, and then that is all the database does.
+ * When a row's key exists already (an exporter re-sent the batch: unique_violation), the
+ * savepoint is rolled back and the rows go through a temporary staging table instead, one
+ * binary `COPY` into it and one `INSERT … SELECT … ON CONFLICT DO NOTHING` out of it, which
+ * skips the re-sent rows by the natural key and says which rows are new. The
+ * staging tables are created once per database session (`LIKE` the target, emptied as they
+ * are read and at commit); the binary type of each column is read from the catalog then, so
+ * a migration that widens a column changes what is sent without a code change.
+ */
+import { sql } from 'kysely';
+import { CopyWriter, type CopyType } from './copy-binary.ts';
+import type { Db } from './db.ts';
+import type { RawConnection } from './raw-connection.ts';
+
+/** The tables written through staging. */
+const STAGED = ['spans', 'llm_calls', 'tool_results'] as const;
+export type StagedTable = (typeof STAGED)[number];
+
+const COPY_TYPES: Record<string, CopyType> = {
+  text: 'text',
+  'character varying': 'text',
+  smallint: 'int2',
+  integer: 'int4',
+  bigint: 'int8',
+  boolean: 'bool',
+  jsonb: 'jsonb',
+};
+
+/** The column types of the staged tables in one session. */
+export type Staging = ReadonlyMap<StagedTable, ReadonlyMap<string, CopyType>>;
+
+const sessions = new WeakMap<object, Staging>();
+
+/**
+ * Creates the session's staging tables the first time it is used (outside any transaction,
+ * so a rolled-back transaction cannot take them away) and returns their column types.
+ */
+export async function prepareStaging(connection: RawConnection): Promise<Staging> {
+  const known = sessions.get(connection.session);
+  if (known) return known;
+  const staging = new Map<StagedTable, Map<string, CopyType>>();
+  for (const table of STAGED) {
+    await connection.query(
+      `CREATE TEMP TABLE IF NOT EXISTS stage_${table} (LIKE ${table} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
+    );
+    const { rows } = await connection.query(
+      `SELECT attname AS name, format_type(atttypid, NULL) AS type FROM pg_attribute
+        WHERE attrelid = 'pg_temp.stage_${table}'::regclass AND attnum > 0 AND NOT attisdropped`,
+    );
+    const types = new Map<string, CopyType>();
+    for (const row of rows as Array<{ name: string; type: string }>) {
+      const copyType = COPY_TYPES[row.type];
+      if (copyType) types.set(row.name, copyType);
+    }
+    staging.set(table, types);
+  }
+  sessions.set(connection.session, staging);
+  return staging;
+}
+
+/** A transaction of the ingest path: kysely on its connection, COPY into it, its staging. */
+export interface IngestTx {
+  db: Db;
+  copyIn(text: string, data: Buffer): Promise<void>;
+  staging: Staging;
+}
+
+/** What an insert reports of each new row: SQL for the staged path, the same from a row. */
+export interface Returning<R> {
+  sql: string;
+  fromRow(row: Record<string, unknown>): R;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * Inserts rows (objects keyed by column name) into `table`, skipping those whose `conflict`
+ * key exists, and returns what `returning` says of the rows inserted. Column names are
+ * constants of the callers, never input.
+ */
+export async function insertStaged<R>(
+  tx: IngestTx,
+  table: StagedTable,
+  columns: readonly string[],
+  rows: ReadonlyArray<Record<string, unknown>>,
+  conflict: string,
+  returning?: Returning<R>,
+): Promise<R[]> {
+  if (rows.length === 0) return [];
+  const types = tx.staging.get(table)!;
+  const writer = new CopyWriter(
+    columns.map((column) => {
+      const type = types.get(column);
+      if (!type) throw new Error(`${table}.${column} has no binary COPY encoder`);
+      return type;
+    }),
+  );
+  for (const row of rows) writer.row(columns.map((column) => row[column]));
+  const data = writer.finish();
+  const names = columns.join(', ');
+  // Straight into the table: new rows (nearly every batch) cost one COPY.
+  await sql`SAVEPOINT bulk_copy`.execute(tx.db);
+  try {
+    await tx.copyIn(`COPY ${table} (${names}) FROM STDIN (FORMAT binary)`, data);
+    await sql`RELEASE SAVEPOINT bulk_copy`.execute(tx.db);
+    return returning ? rows.map((row) => returning.fromRow(row)) : [];
+  } catch (error) {
+    if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+    await sql`ROLLBACK TO SAVEPOINT bulk_copy`.execute(tx.db);
+  }
+  // Some rows exist (a re-sent batch): through staging, skipping them by the natural key.
+  await tx.copyIn(`COPY stage_${table} (${names}) FROM STDIN (FORMAT binary)`, data);
+  const result =
+    await sql<R>`${sql.raw(`WITH staged AS (DELETE FROM stage_${table} RETURNING ${names})
+    INSERT INTO ${table} (${names}) SELECT ${names} FROM staged
+    ON CONFLICT (${conflict}) DO NOTHING`)}
+    ${returning ? sql.raw(`RETURNING ${returning.sql}`) : sql``}`.execute(tx.db);
+  return result.rows;
+}
