@@ -73,7 +73,8 @@ async function sendConversations(url: string, conversations: Record<string, numb
   await provider.shutdown();
 }
 
-describe.skipIf(browserMissing)('console pages in chromium', () => {
+// Each journey drives several pages on a shared, loaded machine: a generous test timeout.
+describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 }, () => {
   let browser: Browser;
   let rotscope: ConsoleServer;
   let llm: FakeLlm;
@@ -333,7 +334,7 @@ describe.skipIf(browserMissing)('console pages in chromium', () => {
 
     it('creates a token shown once, lists it by name, scope and workspace, revokes it; a read token reaches no admin page or action', async () => {
       const { page, context } = await signIn(admin);
-      await page.getByRole('link', { name: 'Tokens' }).click();
+      await page.locator('header nav').getByRole('link', { name: 'Tokens', exact: true }).click();
       const form = page.getByRole('form', { name: 'New token' });
       await form.getByLabel('Name').fill('grafana reader');
       await form.getByLabel('Scope').selectOption('read');
@@ -353,8 +354,22 @@ describe.skipIf(browserMissing)('console pages in chromium', () => {
 
       // the read token: no admin page, no admin action
       const reader = await signIn(read);
-      await reader.page.getByRole('link', { name: 'Findings' }).waitFor();
-      expect(await reader.page.getByRole('link', { name: 'Tokens' }).count()).toBe(0);
+      await reader.page
+        .locator('header nav')
+        .getByRole('link', { name: 'Findings', exact: true })
+        .waitFor();
+      expect(
+        await reader.page
+          .locator('header nav')
+          .getByRole('link', { name: 'Tokens', exact: true })
+          .count(),
+      ).toBe(0);
+      expect(
+        await reader.page
+          .locator('header nav')
+          .getByRole('link', { name: 'Channels', exact: true })
+          .count(),
+      ).toBe(0);
       for (const section of ['tokens', 'channels', 'alert']) {
         await reader.page.goto(`${rotscope.url}/#/${section}`);
         await reader.page.getByRole('alert').getByText('needs an admin token').waitFor();
