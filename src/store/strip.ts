@@ -124,6 +124,26 @@ function partPairs(
   return pairs;
 }
 
+/** One call as `json_build_array` gives it, in the order of the select above. */
+type StripRow = [
+  traceId: string,
+  spanId: string,
+  startNs: string,
+  streamKey: string,
+  agentId: string | null,
+  sideCall: string | null,
+  model: string | null,
+  input: number | null,
+  cacheRead: number | null,
+  cacheWrite: number | null,
+  output: number | null,
+  context: number | null,
+  window: number | null,
+  windowSource: string | null,
+  finish: string | null,
+  parts: InputParts | null,
+];
+
 const nsToMs = (ns: string | number | bigint): number => Number(BigInt(ns) / 1000n) / 1000;
 
 /** The strip of a conversation or run; undefined when it has neither calls nor findings. */
@@ -133,7 +153,8 @@ export async function loadStrip(
   scope: StripScope,
   limit = MAX_STRIP_CALLS,
 ): Promise<Strip | undefined> {
-  const rows = await db
+  // one JSON text for every row: PGlite (and pg) decode one value instead of 16 per call, ~5x faster
+  const page = db
     .selectFrom('llm_calls')
     .select([
       'trace_id',
@@ -162,7 +183,19 @@ export async function loadStrip(
     .orderBy('start_ns')
     .orderBy('span_id')
     .limit(limit + 1)
-    .execute();
+    .as('c');
+  const agg = await db
+    .selectFrom(page)
+    .select(
+      sql<string | null>`json_agg(json_build_array(c.trace_id, c.span_id, c.start_ns::text,
+        c.stream_key, c.agent_id, c.side_call, c.model, c.input_tokens_raw, c.cache_read_tokens,
+        c.cache_write_tokens, c.output_tokens, c.context_tokens, c.context_window,
+        c.window_source, c.finish_reason_raw, c.parts) ORDER BY c.start_ns, c.span_id)::text`.as(
+        'rows',
+      ),
+    )
+    .executeTakeFirst();
+  const rows = agg?.rows ? (JSON.parse(agg.rows) as StripRow[]) : [];
   const findingRows = await db
     .selectFrom('findings')
     .select(['id', 'detector', 'severity', 'kind', 'trace_id', 'span_id', 'summary', 'details'])
@@ -187,7 +220,7 @@ export async function loadStrip(
   const streamIndex = new Map<string, number>();
   const callIndex = new Map<string, number>();
   const first = calls[0];
-  const t0 = first ? nsToMs(first.start_ns) : 0;
+  const t0 = first ? nsToMs(first[2]) : 0;
   const columns: StripColumns = {
     startMs: [],
     model: [],
@@ -204,28 +237,27 @@ export async function loadStrip(
     parts: [],
   };
   calls.forEach((row, i) => {
-    callIndex.set(`${row.trace_id}:${row.span_id}`, i);
-    let s = streamIndex.get(row.stream_key);
+    const [traceId, spanId, startNs, streamKey, agentId, side, model] = row;
+    callIndex.set(`${traceId}:${spanId}`, i);
+    let s = streamIndex.get(streamKey);
     if (s === undefined) {
       s = streams.length;
-      streams.push({ key: row.stream_key, agentId: row.agent_id });
-      streamIndex.set(row.stream_key, s);
+      streams.push({ key: streamKey, agentId });
+      streamIndex.set(streamKey, s);
     }
-    columns.startMs.push(Math.round((nsToMs(row.start_ns) - t0) * 1000) / 1000);
-    columns.model.push(models.of(row.model));
-    columns.input.push(row.input_tokens_raw);
-    columns.cacheRead.push(row.cache_read_tokens);
-    columns.cacheWrite.push(row.cache_write_tokens);
-    columns.output.push(row.output_tokens);
-    columns.context.push(row.context_tokens);
-    columns.window.push(row.context_window);
-    columns.windowSource.push(windowSources.of(row.window_source));
-    columns.finish.push(finishReasons.of(row.finish_reason_raw));
+    columns.startMs.push(Math.round((nsToMs(startNs) - t0) * 1000) / 1000);
+    columns.model.push(models.of(model));
+    columns.input.push(row[7]);
+    columns.cacheRead.push(row[8]);
+    columns.cacheWrite.push(row[9]);
+    columns.output.push(row[10]);
+    columns.context.push(row[11]);
+    columns.window.push(row[12]);
+    columns.windowSource.push(windowSources.of(row[13]));
+    columns.finish.push(finishReasons.of(row[14]));
     columns.stream.push(s);
-    columns.side.push(sideCalls.of(row.side_call));
-    columns.parts.push(
-      partPairs((row.parts ?? null) as InputParts | null, row.context_tokens, partNames),
-    );
+    columns.side.push(sideCalls.of(side));
+    columns.parts.push(partPairs(row[15], row[11], partNames));
   });
 
   const findings: StripMark[] = findingRows.map((f) => {
