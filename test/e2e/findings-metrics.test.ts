@@ -23,7 +23,7 @@ beforeAll(async () => {
     ROTSCOPE_EVALUATOR_QUIET_MS: '100',
     ROTSCOPE_EVALUATOR_POLL_MS: '100',
   });
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   server?.process.kill('SIGTERM');
   await server?.exited;
@@ -110,5 +110,5 @@ describe('finding counters on /metrics', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(counters).toEqual(expected);
-  }, 120_000);
+  }, 300_000);
 });
