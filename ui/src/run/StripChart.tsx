@@ -121,14 +121,19 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
       path.rect(x, y, w, h);
     };
     const gap = barWidth >= 4 ? 1 : 0;
-    const w = Math.max(barWidth - gap, 0.6);
-    for (let k = 0; k < count; k++) {
+    const dense = barWidth < 1;
+    const w = dense ? 1 : Math.max(barWidth - gap, 0.6);
+    // more calls than pixels: each pixel column draws its fullest call (peaks are kept)
+    const slots = dense ? Math.ceil(plotWidth) : count;
+    for (let slot = 0; slot < slots; slot++) {
+      const k = dense ? fullestIn(slot, barWidth, count, view.from, model, columns.context) : slot;
+      if (k < 0) continue;
       const i = model.order[view.from + k]!;
       const used = columns.context[i] ?? null;
       if (used === null) continue;
       const share = model.share[i]!;
       const size = Number.isNaN(share) ? model.maxContext || 1 : (columns.window[i] ?? 1);
-      const x = k * barWidth;
+      const x = dense ? slot : k * barWidth;
       const height = Math.min(used / size, 1) * plotHeight;
       const pairs = columns.parts[i];
       const tone = level[Number.isNaN(share) ? 'dim' : levelOf(share)];
@@ -191,7 +196,12 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
     if (!canvas || count === 0) return null;
     const x = clientX - canvas.getBoundingClientRect().left;
     if (x < 0 || x >= plotWidth) return null;
-    const k = Math.min(count - 1, Math.floor(x / barWidth));
+    // where pixels hold several calls, the one drawn there: the fullest
+    const k =
+      barWidth < 1
+        ? fullestIn(Math.floor(x), barWidth, count, view.from, model, strip.columns.context)
+        : Math.min(count - 1, Math.floor(x / barWidth));
+    if (k < 0) return null;
     return { index: model.order[view.from + k]!, x: (k + 0.5) * barWidth };
   };
 
@@ -308,6 +318,36 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
       <StripLegend strip={strip} colours={colours} />
     </div>
   );
+}
+
+/**
+ * The position (in the view) of the fullest call among those pixel column `px` covers, by
+ * usage share (usage when the window is unknown); -1 when it covers none with a usage.
+ */
+function fullestIn(
+  px: number,
+  barWidth: number,
+  count: number,
+  from: number,
+  model: StripModel,
+  context: Strip['columns']['context'],
+): number {
+  const first = Math.floor(px / barWidth);
+  const last = Math.min(count, Math.max(first + 1, Math.floor((px + 1) / barWidth)));
+  let best = -1;
+  let bestValue = -1;
+  for (let k = first; k < last; k++) {
+    const i = model.order[from + k]!;
+    const used = context[i] ?? null;
+    if (used === null) continue;
+    const share = model.share[i]!;
+    const value = Number.isNaN(share) ? used / (model.maxContext || 1) : share;
+    if (value > bestValue) {
+      bestValue = value;
+      best = k;
+    }
+  }
+  return best;
 }
 
 /** The hover card of call `i`. */
