@@ -15,6 +15,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
+import { invalidTokenCount } from '../ingest/tokens.ts';
 import { decodeLogs, decodeTraces, type Encoding } from '../otlp/decode.ts';
 import {
   CONTENT_TYPES,
@@ -23,7 +24,7 @@ import {
   statusBody,
   type Signal,
 } from '../otlp/responses.ts';
-import type { Rejection } from '../model/telemetry.ts';
+import type { Attributes, LogRecord, Rejection, Span } from '../model/telemetry.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { isDataError, isDatabaseUnavailable } from './errors.ts';
 import {
@@ -262,7 +263,9 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     if (!decoded.ok) {
       return refuse(request, reply, 'undecodable', 400, INVALID_ARGUMENT, decoded.reason);
     }
-    const { items, rejected } = decoded.value;
+    const { items: decodedItems, rejected } = decoded.value;
+    // Token counts that cannot be stored exactly refuse their span, not the batch.
+    const items = storableCounts<Span | LogRecord>(decodedItems, rejected);
     metrics.received.inc({ signal: metricSignal }, items.length + rejected.length);
     metrics.batchSize.observe({ signal: metricSignal }, items.length + rejected.length);
     for (const rejection of rejected)
@@ -318,6 +321,18 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
       .code(200)
       .type(CONTENT_TYPES[encoding])
       .send(encoding === 'json' ? '{}' : Buffer.alloc(0));
+  });
+}
+
+/** The items whose token counts can be stored; the others are added to `rejected`. */
+function storableCounts<T extends { attributes: Attributes }>(
+  items: readonly T[],
+  rejected: Rejection[],
+): T[] {
+  return items.filter((item) => {
+    const problem = invalidTokenCount(item.attributes);
+    if (problem !== null) rejected.push({ reason: 'invalid_attribute', detail: problem });
+    return problem === null;
   });
 }
 

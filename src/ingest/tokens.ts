@@ -239,3 +239,25 @@ export function maxOutputTokens(attrs: Attributes): number | null {
     numField(p, 'maxOutputTokens')
   );
 }
+
+/**
+ * Why a span's (or log record's) token counts cannot be stored, or null when they can: a
+ * count read by {@link readRawUsage} or {@link maxOutputTokens} that is negative, not a
+ * whole number, or beyond 2^53 (an int64 that no longer fits exactly, or a larger number) is
+ * refused with its span rather than stored wrong.
+ */
+export function invalidTokenCount(attrs: Attributes): string | null {
+  const usage = readRawUsage(attrs);
+  const counts: Array<[string, number | null]> = [
+    ['input', usage.inputTokensRaw],
+    ['cache read', usage.cacheReadTokens],
+    ['cache write', usage.cacheWriteTokens],
+    ['output', usage.outputTokens],
+    ['max output', maxOutputTokens(attrs)],
+  ];
+  for (const [name, value] of counts) {
+    if (value !== null && !(Number.isSafeInteger(value) && value >= 0))
+      return `${name} token count ${value} is not a whole number from 0 to 2^53-1`;
+  }
+  return null;
+}

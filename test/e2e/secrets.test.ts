@@ -180,7 +180,10 @@ describe('secrets at rest on the embedded database', { timeout: 600_000 }, () =>
     await stop(server);
 
     // Rotation with the real command: a new key seals everything, the old one leaves the file.
-    const rotated = await runCli(['secrets', 'rotate'], { env: serverEnv(dataDir) });
+    const rotated = await runCli(['secrets', 'rotate'], {
+      env: serverEnv(dataDir),
+      timeoutMs: 300_000,
+    });
     expect(rotated.stderr).toBe('');
     expect(rotated.code).toBe(0);
     expect(rotated.stdout).toMatch(/new key [0-9a-f]{16} .*re-sealed 4 channel/);
@@ -188,7 +191,10 @@ describe('secrets at rest on the embedded database', { timeout: 600_000 }, () =>
     const secondKey = readFileSync(keyFile, 'utf8');
     expect(secondKey).not.toBe(firstKey);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-    const status = await runCli(['secrets', 'status'], { env: serverEnv(dataDir) });
+    const status = await runCli(['secrets', 'status'], {
+      env: serverEnv(dataDir),
+      timeoutMs: 300_000,
+    });
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/channels in plaintext: 0/);
     expect(status.stdout).toMatch(/channels sealed with [0-9a-f]{16}: 4\n/);
@@ -213,10 +219,16 @@ describe('secrets at rest on the embedded database', { timeout: 600_000 }, () =>
   it('refuses a key file other users may read', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'rotscope-secrets-'));
     dirs.push(dataDir);
-    const made = await runCli(['secrets', 'status'], { env: serverEnv(dataDir) });
+    const made = await runCli(['secrets', 'status'], {
+      env: serverEnv(dataDir),
+      timeoutMs: 300_000,
+    });
     expect(made.code).toBe(0);
     await run('chmod', ['644', path.join(dataDir, 'secret.key')]);
-    const refused = await runCli(['secrets', 'status'], { env: serverEnv(dataDir) });
+    const refused = await runCli(['secrets', 'status'], {
+      env: serverEnv(dataDir),
+      timeoutMs: 300_000,
+    });
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(
       /secret\.key may be read by other users \(mode 644\): chmod 600/,
