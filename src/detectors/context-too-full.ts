@@ -6,12 +6,14 @@
  * and may escalate; nothing is ever removed. Side calls count too. Usage is judged on the best
  * window known for the model in the run: when a later call shows a larger window (a `[1m]`
  * span, usage above the catalog's size), the fullest call is judged again on it. A window
- * that is only assumed is said so in the summary.
+ * that is only assumed is said so in the summary, and so is the tool whose results took the
+ * largest share of the fullest call (when the producer sent part sizes).
  */
 import type { LlmCall, WindowSource } from '../model/calls.ts';
 import type { FindingDraft, Severity } from '../model/findings.ts';
 import type { Detector, DetectorContext } from './types.ts';
-import { formatInt, modelOf, percentOf, shortId, touchBounded, wholePercent } from './shared.ts';
+import { summaryWithAdvice, toolAdvice } from './advice.ts';
+import { formatInt, modelOf, partsTotal, percentOf, touchBounded, wholePercent } from './shared.ts';
 
 /** Runs kept in state; older runs are forgotten (a late call of one starts it afresh). */
 const MAX_RUNS = 64;
@@ -28,6 +30,11 @@ export interface UsageSnapshot {
   /** usage as a percentage, one decimal. */
   percent: number;
   windowSource: WindowSource | null;
+  /**
+   * The tool whose results took the largest share of the call's input, when part sizes are
+   * known and some tool's results were in it; absent in state stored by older versions.
+   */
+  topTool?: { name: string; share: number } | null;
 }
 
 interface RunState {
@@ -93,6 +100,19 @@ function judged(
   };
 }
 
+/** The tool whose results take the largest share of the call's input, if any. */
+function topToolOf(call: LlmCall): { name: string; share: number } | null {
+  if (call.parts === null) return null;
+  const total = partsTotal(call.parts, call.contextTokens);
+  if (total === null) return null;
+  let top: { name: string; share: number } | null = null;
+  for (const name of Object.keys(call.parts.tools).sort()) {
+    const share = (call.parts.tools[name] ?? 0) / total;
+    if (share > 0 && (top === null || share > top.share)) top = { name, share: Math.min(share, 1) };
+  }
+  return top;
+}
+
 /** The call's usage judged on the best window known for its model in the run. */
 function snapshot(call: LlmCall, windows: BestWindows): UsageSnapshot | null {
   const { contextTokens, contextWindow } = call;
@@ -108,6 +128,7 @@ function snapshot(call: LlmCall, windows: BestWindows): UsageSnapshot | null {
       spanId: call.spanId,
       model: modelOf(call),
       usageTokens: contextTokens,
+      topTool: topToolOf(call),
     },
     window,
   );
@@ -128,23 +149,36 @@ function isOverflow(call: LlmCall): boolean {
   );
 }
 
+/** A tool named as the cause once its results are at least this share of the fullest call. */
+const NAMED_TOOL_SHARE = 0.25;
+
 function toFinding(
   run: RunState,
   firedBy: NonNullable<RunState['firedBy']>,
   severity: Severity,
+  context: DetectorContext,
 ): FindingDraft {
   const { fullest, overflow } = run;
   const model = fullest?.model ?? overflow?.model ?? firedBy.model;
-  const where = `on ${model ?? 'an unknown model'} in run ${shortId(run.runId)}`;
-  const assumed =
-    fullest?.windowSource === 'assumed'
-      ? `; the ${formatInt(fullest.window)}-token window is assumed (the model id does not settle it)`
-      : '';
-  const summary = fullest
-    ? `Context ${wholePercent(fullest.usage)}% full (${formatInt(fullest.usageTokens)} of ${formatInt(fullest.window)} tokens) ${where}` +
+  const on = `on ${model ?? 'an unknown model'}`;
+  const tool =
+    fullest?.topTool && fullest.topTool.share >= NAMED_TOOL_SHARE ? fullest.topTool : null;
+  const assumed = fullest?.windowSource === 'assumed';
+  const happened = fullest
+    ? `Context ${wholePercent(fullest.usage)}% full (${formatInt(fullest.usageTokens)} of ${formatInt(fullest.window)} tokens) ${on}` +
       (overflow ? '; a call overflowed the context window' : '') +
-      assumed
-    : `Context window overflowed ${where}`;
+      (tool ? `; results of tool ${tool.name} were ${wholePercent(tool.share)}% of it` : '') +
+      (assumed
+        ? `; the ${formatInt(fullest.window)}-token window is assumed (the model id does not settle it)`
+        : '')
+    : `A call overflowed the context window ${on}`;
+  const limit = `compact or start a fresh session before the context passes ${wholePercent(context.thresholds.usageThreshold)}%`;
+  const advice =
+    (tool ? `${toolAdvice(tool.name)}; ${limit}` : limit) +
+    (assumed && fullest
+      ? `; if the model's window is not ${formatInt(fullest.window)} tokens, set a window override on the alert`
+      : '');
+  const summary = summaryWithAdvice(happened, advice);
   return {
     detector: 'context_too_full',
     anchor: `${run.conversationId}|${run.runId}`,
@@ -218,7 +252,9 @@ function stepCall(state: Readonly<ContextTooFullState>, call: LlmCall, context: 
       before.firstCrossing !== run.firstCrossing ||
       before.overflow !== run.overflow);
   const findings =
-    changed && run.firedBy && run.severity ? [toFinding(run, run.firedBy, run.severity)] : [];
+    changed && run.firedBy && run.severity
+      ? [toFinding(run, run.firedBy, run.severity, context)]
+      : [];
   return { state: { runs }, findings };
 }
 

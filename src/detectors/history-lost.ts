@@ -16,10 +16,10 @@ import {
   partsTotal,
   percentOf,
   roundRatio,
-  streamLabel,
   touchBounded,
   wholePercent,
 } from './shared.ts';
+import { evidenceWords, summaryWithAdvice, threadWords } from './advice.ts';
 
 /** Streams kept in state; the least recently seen are forgotten beyond this. */
 const MAX_STREAMS = 256;
@@ -196,21 +196,32 @@ function toFinding(
   const kind = marker ? 'compacted' : 'lost';
   const severity: Severity = marker && !system.alarming ? 'info' : 'warning';
 
-  const head = marker
-    ? `Context compacted (${marker.evidence ?? 'flag'}${marker.trigger ? `, ${marker.trigger}` : ''})`
-    : 'Context dropped with no compaction marker';
   const top = lost?.[0];
   const notes = [
-    top ? `most lost: ${partLabel(top)} (${formatInt(top.tokens)})` : null,
-    system.change === 'vanished' ? 'system prompt vanished' : null,
+    top ? `most lost: ${partLabel(top)} (${formatInt(top.tokens)} tokens)` : null,
+    system.change === 'vanished' ? 'the system prompt vanished' : null,
     system.change === 'shrank' && system.alarming && system.shrinkRatio !== null
-      ? `system prompt shrank ${wholePercent(system.shrinkRatio)}%`
+      ? `the system prompt shrank ${wholePercent(system.shrinkRatio)}%`
       : null,
   ].filter((n) => n !== null);
-  const summary =
-    `${head}: ${formatInt(prev.contextTokens)} → ${formatInt(cur.contextTokens)} tokens ` +
-    `(−${wholePercent(ratio)}%) in ${streamLabel(call)}` +
+  const how =
+    marker?.trigger === 'auto'
+      ? ' automatically'
+      : marker?.trigger === 'manual'
+        ? ' on request'
+        : '';
+  const happened =
+    (marker ? `Context compacted${how}` : 'Context dropped with no compaction marker') +
+    `: ${formatInt(prev.contextTokens)} → ${formatInt(cur.contextTokens)} tokens ` +
+    `(−${wholePercent(ratio)}%) in ${threadWords(call.agentId)}` +
+    (marker ? `, marked by ${evidenceWords(marker.evidence)}` : '') +
     (notes.length > 0 ? `; ${notes.join('; ')}` : '');
+  const advice = system.alarming
+    ? 'keep the system prompt out of what compaction or trimming removes, and check the agent still follows its instructions after the drop'
+    : marker
+      ? 'nothing if the summary kept what the task needs; if the agent forgot something after it, compact earlier or keep more recent messages'
+      : 'if the agent cuts its history on purpose, mark it as a compaction (markCompaction in @rotscope/sdk); if not, compact or start a fresh session before the window forces the cut';
+  const summary = summaryWithAdvice(happened, advice);
 
   return {
     detector: 'history_lost',

@@ -9,6 +9,7 @@
 import type { LlmCall } from '../model/calls.ts';
 import type { FindingDraft } from '../model/findings.ts';
 import type { Detector } from './types.ts';
+import { summaryWithAdvice } from './advice.ts';
 import { callAnchor, formatInt, modelOf } from './shared.ts';
 
 const CUT_OFF_REASONS = new Set(['length', 'max_tokens', 'max_output_tokens']);
@@ -52,7 +53,12 @@ function toFinding(call: LlmCall): FindingDraft {
     traceId: call.traceId,
     spanId: call.spanId,
     model,
-    summary: `Output cut off${at}${limit} on ${model ?? 'an unknown model'}${what}`,
+    summary: summaryWithAdvice(
+      `Output cut off${at}${limit} on ${model ?? 'an unknown model'}${what}`,
+      tool
+        ? 'raise the output limit (max tokens) for this call, or have the model write large tool input in smaller pieces'
+        : 'raise the output limit (max tokens), or ask for a shorter answer',
+    ),
     details: {
       model,
       outputTokens: call.outputTokens,

@@ -36,18 +36,6 @@ export function formatInt(n: number): string {
   return sign + digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-/** A long id shortened for one-line summaries ("0af7651916cd43dd8448eb211c80319c" -> "0af76519…"). */
-export function shortId(id: string): string {
-  return id.length > 12 ? `${id.slice(0, 8)}…` : id;
-}
-
-/** Where a call ran, for summaries: "the main thread" or "sub-agent <id>". */
-export function streamLabel(call: Pick<LlmCall, 'agentId'>): string {
-  const id = call.agentId;
-  if (id === null) return 'the main thread';
-  return `sub-agent ${id.length > 20 ? `${id.slice(0, 18)}…` : id}`;
-}
-
 /**
  * The size that tool shares of `parts` are ratios of: `parts.total`, else the call's
  * `contextTokens` when the parts are counted in tokens. null when neither is known or it is 0.

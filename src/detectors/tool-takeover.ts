@@ -13,12 +13,12 @@
 import type { LlmCall } from '../model/calls.ts';
 import type { FindingDraft } from '../model/findings.ts';
 import type { Detector, DetectorContext } from './types.ts';
+import { summaryWithAdvice, threadWords, toolAdvice } from './advice.ts';
 import {
   formatInt,
   modelOf,
   partsTotal,
   roundRatio,
-  streamLabel,
   touchBounded,
   wholePercent,
 } from './shared.ts';
@@ -81,9 +81,11 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
     traceId: first.traceId,
     spanId: first.spanId,
     model: episode.model,
-    summary:
+    summary: summaryWithAdvice(
       `Results of tool ${episode.tool} took ${shares} of the input over ${episode.calls.length} calls` +
-      `${tokens} in ${streamLabel(call)}`,
+        `${tokens} in ${threadWords(call.agentId)}`,
+      toolAdvice(episode.tool),
+    ),
     details: {
       tool: episode.tool,
       toolShare: context.thresholds.toolShare,

@@ -8,7 +8,7 @@ import net from 'node:net';
 import nodemailer from 'nodemailer';
 import type { EmailSettings } from './config.ts';
 import { errorMessage, resolveAllowed } from './outbound.ts';
-import { detectorTitle, headlineNumbers, type FindingPayload } from './payload.ts';
+import { detectorTitle, headlineNumbers, splitSummary, type FindingPayload } from './payload.ts';
 import type { SendResult } from './policy.ts';
 import type { SendContext } from './webhook.ts';
 
@@ -38,8 +38,8 @@ export function formatEmail(payload: FindingPayload): EmailMessage {
   const severity = capitalize(finding.severity);
   const prefix =
     payload.type === 'test' ? '[test] ' : payload.type === 'finding.escalated' ? 'Escalated: ' : '';
-  const subjectSummary =
-    finding.summary.length > 120 ? `${finding.summary.slice(0, 119)}…` : finding.summary;
+  const { happened, advice } = splitSummary(finding.summary);
+  const subjectSummary = happened.length > 120 ? `${happened.slice(0, 119)}…` : happened;
   const subject = `[rotscope] ${prefix}${severity}: ${title} - ${subjectSummary}`.replace(
     /[\r\n]+/g,
     ' ',
@@ -57,7 +57,8 @@ export function formatEmail(payload: FindingPayload): EmailMessage {
   const text = [
     `${prefix}${severity}: ${title}`,
     '',
-    finding.summary,
+    happened,
+    ...(advice === null ? [] : [`What to do: ${advice}`]),
     '',
     ...rows.map(([label, value]) => `${label}: ${value}`),
     '',
@@ -67,7 +68,8 @@ export function formatEmail(payload: FindingPayload): EmailMessage {
   const html = [
     '<!doctype html><html><body style="font-family:sans-serif">',
     `<h2>${escapeHtml(`${prefix}${severity}: ${title}`)}</h2>`,
-    `<p>${escapeHtml(finding.summary)}</p>`,
+    `<p>${escapeHtml(happened)}</p>`,
+    ...(advice === null ? [] : [`<p><strong>What to do:</strong> ${escapeHtml(advice)}</p>`]),
     '<table cellpadding="4">',
     ...rows.map(
       ([label, value]) =>

@@ -10,6 +10,7 @@
  * ```
  */
 import type { Config } from '../config.ts';
+import { ADVICE_MARK } from '../detectors/advice.ts';
 import type { Finding } from '../model/findings.ts';
 import type { Db } from '../store/db.ts';
 import { getFinding } from '../store/findings.ts';
@@ -98,6 +99,17 @@ export function testPayload(
     details: { usage: 150_000, window: 200_000, percentage: 75, windowSource: 'catalog' },
   };
   return buildPayload(finding, 'test', workspaceId, config);
+}
+
+/**
+ * A finding's summary split into what happened and its line of advice (the text after
+ * `What to do:`, without the mark), so people-facing channels can put the advice on a line of
+ * its own. `advice` is null for a summary without one (test messages).
+ */
+export function splitSummary(summary: string): { happened: string; advice: string | null } {
+  const at = summary.indexOf(ADVICE_MARK);
+  if (at < 0) return { happened: summary, advice: null };
+  return { happened: summary.slice(0, at), advice: summary.slice(at + ADVICE_MARK.length) };
 }
 
 /** Detector ids as people read them. */

@@ -8,7 +8,7 @@
  */
 import type { SlackSettings } from './config.ts';
 import { postJson } from './outbound.ts';
-import { detectorTitle, headlineNumbers, type FindingPayload } from './payload.ts';
+import { detectorTitle, headlineNumbers, splitSummary, type FindingPayload } from './payload.ts';
 import { classifyHttp, type SendResult } from './policy.ts';
 import type { SendContext } from './webhook.ts';
 
@@ -52,6 +52,14 @@ function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/** The summary, its advice on a line of its own. */
+function summaryMrkdwn(summary: string): string {
+  const { happened, advice } = splitSummary(summary);
+  return (
+    escapeMrkdwn(happened) + (advice === null ? '' : `\n*What to do:* ${escapeMrkdwn(advice)}`)
+  );
+}
+
 /** Formats a payload as a Block Kit message (limits: 3000 chars per section, 10 fields). */
 export function formatSlack(payload: FindingPayload): SlackMessage {
   const finding = payload.data;
@@ -77,7 +85,7 @@ export function formatSlack(payload: FindingPayload): SlackMessage {
     blocks: [
       {
         type: 'section',
-        text: { type: 'mrkdwn', text: clip(`${heading}\n${escapeMrkdwn(finding.summary)}`, 3000) },
+        text: { type: 'mrkdwn', text: clip(`${heading}\n${summaryMrkdwn(finding.summary)}`, 3000) },
       },
       { type: 'section', fields },
       {

@@ -108,7 +108,8 @@ describe('analyze on the real Claude Code transcript with sidechains', () => {
       expect(l).toMatch(/^ {2}WARNING {2}tool_takeover {4}Results of tool /);
     expect(findingLines[0]).toBe(
       '  WARNING  tool_takeover    Results of tool Bash took 35%, 35%, 35% of the input over 3 calls ' +
-        '(14,335 tokens at peak) in sub-agent sidechain-60dade70…',
+        '(14,335 tokens at peak) in a sub-agent. What to do: cut the command’s output before it ' +
+        'reaches the model (head, tail, grep, a quieter flag), or clear old Bash results from the history.',
     );
     expect(lines.at(-2)).toBe(
       '1 conversation, 170 calls, 2 findings (0 critical, 2 warning, 0 info)',
@@ -163,7 +164,9 @@ describe('analyze on the real Claude Code transcript with sidechains', () => {
   it('--window overrides the catalog window: 42,726 of 50,000 tokens is critical', async () => {
     const { stdout } = await analyze(TRANSCRIPT, '--window', 'claude-sonnet-4-*=50000');
     expect(stdout).toContain(
-      '  CRITICAL context_too_full Context 85% full (42,726 of 50,000 tokens) on claude-sonnet-4-20250514 in run fe5e1c67…',
+      '  CRITICAL context_too_full Context 85% full (42,726 of 50,000 tokens) on claude-sonnet-4-20250514; results of tool Read were 25% of it.' +
+        ' What to do: read files in ranges (an offset and a limit, or the lines you need) instead of whole files,' +
+        ' or clear old Read results from the history; compact or start a fresh session before the context passes 70%.',
     );
   });
 
@@ -186,7 +189,10 @@ describe('analyze on the real Claude Code transcript with sidechains', () => {
     expect(full).toHaveLength(1);
     expect(full?.[0]).toMatchObject({
       severity: 'warning',
-      summary: `Context 21% full (42,726 of 200,000 tokens) on claude-sonnet-4-20250514 in run fe5e1c67…`,
+      summary:
+        'Context 21% full (42,726 of 200,000 tokens) on claude-sonnet-4-20250514; results of tool Read were 25% of it.' +
+        ' What to do: read files in ranges (an offset and a limit, or the lines you need) instead of whole files,' +
+        ' or clear old Read results from the history; compact or start a fresh session before the context passes 20%.',
       details: {
         runId: SESSION,
         fullestCall: { usageTokens: 42726, window: 200000, percent: 21.4, windowSource: 'catalog' },
@@ -300,15 +306,23 @@ describe('analyze on a synthetic transcript with a compaction and its summarizer
       [
         'context_too_full',
         'warning',
-        'Context 77% full (155,010 of 200,000 tokens) on claude-sonnet-4-5 in run s1',
+        'Context 77% full (155,010 of 200,000 tokens) on claude-sonnet-4-5.' +
+          ' What to do: compact or start a fresh session before the context passes 70%.',
       ],
       [
         'history_lost',
         'info',
-        'Context compacted (transcript_boundary, auto): 155,010 → 20,010 tokens (−87%) in the main thread; ' +
-          'most lost: earlier messages (135,000)',
+        'Context compacted automatically: 155,010 → 20,010 tokens (−87%) in the main thread, ' +
+          'marked by the compaction boundary in the transcript; most lost: earlier messages (135,000 tokens).' +
+          ' What to do: nothing if the summary kept what the task needs; if the agent forgot something' +
+          ' after it, compact earlier or keep more recent messages.',
       ],
-      ['output_cut_off', 'warning', 'Output cut off at 50 tokens on claude-sonnet-4-5'],
+      [
+        'output_cut_off',
+        'warning',
+        'Output cut off at 50 tokens on claude-sonnet-4-5.' +
+          ' What to do: raise the output limit (max tokens), or ask for a shorter answer.',
+      ],
     ]);
     expect(conversation?.findings[1]?.details.marker).toMatchObject({
       source: 'compaction',
@@ -404,7 +418,8 @@ describe('analyze on OTLP/JSON files', () => {
     const text = await analyze(single, '--fail-on', 'critical');
     expect(text.code).toBe(1);
     expect(text.stdout).toContain(
-      '  CRITICAL context_too_full Context 90% full (180,000 of 200,000 tokens) on claude-sonnet-4 in run 0af76519…',
+      '  CRITICAL context_too_full Context 90% full (180,000 of 200,000 tokens) on claude-sonnet-4.' +
+        ' What to do: compact or start a fresh session before the context passes 70%.',
     );
   });
 
@@ -430,7 +445,8 @@ describe('analyze on OTLP/JSON files', () => {
     expect(full?.map((f) => [f.severity, f.summary])).toEqual([
       [
         'critical',
-        `Context 75% full (150,000 of 200,000 tokens) on claude-sonnet-4 in run ${trace(1).slice(0, 8)}…`,
+        'Context 75% full (150,000 of 200,000 tokens) on claude-sonnet-4.' +
+          ' What to do: compact or start a fresh session before the context passes 70%.',
       ],
     ]);
     expect(report.totals.findings.critical).toBe(1);
