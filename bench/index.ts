@@ -11,6 +11,10 @@ if (want('stages')) {
   const { benchStages } = await import('./stages.ts');
   console.log(JSON.stringify({ bench: 'stages', ...(await benchStages()) }));
 }
+if (want('prune')) {
+  const { benchPrune } = await import('./prune.ts');
+  console.log(JSON.stringify({ bench: 'prune', ...(await benchPrune()) }));
+}
 if (want('latency')) {
   const { benchLatency } = await import('./latency.ts');
   console.log(JSON.stringify({ bench: 'latency', ...(await benchLatency()) }));

@@ -28,7 +28,7 @@ const DAY_MS = 86_400_000;
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 /** A DDL step waits at most this long for its lock, so it never queues ingest behind a long query. */
-const LOCK_TIMEOUT = '2s';
+const LOCK_TIMEOUT = '300ms';
 
 export interface Partition {
   table: PartitionedTable;
