@@ -273,7 +273,9 @@ describe('POST /v1/metrics', () => {
     );
     expect(json.status).toBe(200);
     expect(JSON.parse(json.body.toString())).toEqual({});
-    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const text = await (
+      await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${reader}` } })
+    ).text();
     expect(text).toMatch(/^rotscope_ingest_metrics_requests_dropped_total 4$/m);
   });
 });
