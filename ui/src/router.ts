@@ -20,12 +20,17 @@ export function parseHash(hash: string): Route {
   return { path, query: new URLSearchParams(queryPart) };
 }
 
+/** `a=1&b=2` from the parameters that are set (undefined and empty values left out). */
+export function queryString(query: Record<string, string | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query))
+    if (value !== undefined && value !== '') params.set(key, value);
+  return params.toString();
+}
+
 /** The hash for a path and query: `href(['runs', id], { finding: f })` → `#/runs/<id>?finding=f`. */
 export function href(path: string[], query?: Record<string, string | undefined>): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query ?? {}))
-    if (value !== undefined && value !== '') params.set(key, value);
-  const search = params.toString();
+  const search = queryString(query ?? {});
   return `#/${path.map(encodeURIComponent).join('/')}${search ? `?${search}` : ''}`;
 }
 

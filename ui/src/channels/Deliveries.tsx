@@ -4,10 +4,11 @@
  */
 import { useEffect } from 'react';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
-import { usePaged } from '../findings/paging.ts';
+import { usePaged } from '../paging.ts';
 import { formatTime } from '../format.ts';
 import { href } from '../router.ts';
 import type { Delivery } from './types.ts';
+import { LoadMore } from '../components/LoadMore.tsx';
 
 /** `generation`: bump it to load the list again (Refresh). */
 export function Deliveries({ channelId, generation }: { channelId: string; generation: number }) {
@@ -65,11 +66,7 @@ export function Deliveries({ channelId, generation }: { channelId: string; gener
           ))}
         </tbody>
       </table>
-      {list.more && (
-        <button type="button" className="secondary more" onClick={list.loadMore}>
-          Older deliveries
-        </button>
-      )}
+      <LoadMore list={list} label="Older deliveries" />
     </>
   );
 }

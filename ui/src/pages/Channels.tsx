@@ -9,8 +9,9 @@ import { ChannelForm } from '../channels/ChannelForm.tsx';
 import { SecretOnce } from '../channels/SecretOnce.tsx';
 import type { Channel } from '../channels/types.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
-import { usePaged } from '../findings/paging.ts';
+import { usePaged } from '../paging.ts';
 import { href, type Route } from '../router.ts';
+import { LoadMore } from '../components/LoadMore.tsx';
 
 export default function ChannelsPage(_props: { route: Route }) {
   const channels = usePaged<Channel>('/api/channels?limit=200');
@@ -44,11 +45,7 @@ export default function ChannelsPage(_props: { route: Route }) {
       {channels.items.map((channel) => (
         <ChannelCard key={channel.id} channel={channel} onDeleted={channels.reload} />
       ))}
-      {channels.more && (
-        <button type="button" className="secondary more" onClick={channels.loadMore}>
-          More channels
-        </button>
-      )}
+      <LoadMore list={channels} label="More channels" />
     </section>
   );
 }

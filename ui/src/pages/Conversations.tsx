@@ -9,9 +9,10 @@ import { Fullness } from '../conversations/Fullness.tsx';
 import { Streams } from '../conversations/Streams.tsx';
 import type { ConversationSummary } from '../conversations/types.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
-import { usePaged, withQuery } from '../findings/paging.ts';
+import { usePaged, withQuery } from '../paging.ts';
 import { formatTime } from '../format.ts';
 import { href, redirect, type Route } from '../router.ts';
+import { LoadMore } from '../components/LoadMore.tsx';
 
 /** Runs listed in a row before "+N more". */
 const RUNS_SHOWN = 3;
@@ -122,16 +123,7 @@ function ConversationList({ query }: { query: string }) {
           </tbody>
         </table>
       )}
-      {list.more && (
-        <button
-          type="button"
-          className="secondary more"
-          disabled={list.loading}
-          onClick={list.loadMore}
-        >
-          {list.loading ? 'Loading…' : 'Older conversations'}
-        </button>
-      )}
+      <LoadMore list={list} label="Older conversations" />
     </section>
   );
 }

@@ -9,10 +9,11 @@ import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
 import { detectorLabel } from '../findings/detectors.ts';
 import { FindingFilters, RANGES, type Filters } from '../findings/FindingFilters.tsx';
 import { FindingRedirect } from '../findings/FindingRedirect.tsx';
-import { usePaged, withQuery } from '../findings/paging.ts';
+import { usePaged, withQuery } from '../paging.ts';
 import { findingTarget, type Finding } from '../findings/types.ts';
 import { formatTime, severityClass } from '../format.ts';
 import { href, redirect, type Route } from '../router.ts';
+import { LoadMore } from '../components/LoadMore.tsx';
 
 export default function FindingsPage({ route }: { route: Route }) {
   const id = route.path[1];
@@ -112,16 +113,7 @@ function FindingsList({ route }: { route: Route }) {
           </tbody>
         </table>
       )}
-      {list.more && (
-        <button
-          type="button"
-          className="secondary more"
-          disabled={list.loading}
-          onClick={list.loadMore}
-        >
-          {list.loading ? 'Loading…' : 'Older findings'}
-        </button>
-      )}
+      <LoadMore list={list} label="Older findings" />
     </section>
   );
 }

@@ -1,9 +1,11 @@
 /**
  * A cursor-paginated API list (`{ items, next }`, `?cursor=`): the first page loads when the
- * path changes, `loadMore` appends the next one. Used by the findings and conversations lists.
+ * path changes, `loadMore` appends the next one. Every list page uses it, with
+ * `components/LoadMore.tsx` for its button.
  */
 import { useCallback, useEffect, useState } from 'react';
-import { api } from '../api.ts';
+import { api } from './api.ts';
+import { queryString } from './router.ts';
 
 export interface Page<T> {
   items: T[];
@@ -72,9 +74,6 @@ export function usePaged<T>(path: string | undefined): Paged<T> {
 
 /** `/api/x?a=1&b=2` from the parameters that are set. */
 export function withQuery(path: string, query: Record<string, string | undefined>): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query))
-    if (value !== undefined && value !== '') params.set(key, value);
-  const search = params.toString();
+  const search = queryString(query);
   return search ? `${path}?${search}` : path;
 }
