@@ -26,6 +26,7 @@ import {
 } from '../../store/alerts.ts';
 import type { Db } from '../../store/db.ts';
 import { PREVIEW_DAYS, PREVIEW_LIMITS, previewContextRot } from '../../evaluator/preview.ts';
+import { isOverrideWindow, MAX_OVERRIDE_WINDOW } from '../../model/window-overrides.ts';
 import { isoTime } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
@@ -86,8 +87,6 @@ export type AlertSettingsInput = z.infer<typeof putBodySchema>;
 
 /** The fields a PUT may send, the read-only `updatedAt` and `defaults` GET returns included (ignored). */
 const KNOWN_KEYS = Object.keys(putBodySchema.shape);
-/** Largest window override accepted (tokens). */
-const MAX_WINDOW = 100_000_000;
 
 export type MergeResult =
   { ok: true; settings: Omit<AlertSettings, 'updatedAt'> } | { ok: false; errors: string[] };
@@ -126,13 +125,9 @@ export function mergeAlertSettings(
   windowOverrides.forEach((override, i) => {
     if (override.model.trim() === '')
       errors.push(`windowOverrides[${i}].model must be a non-empty model glob`);
-    if (!(
-      Number.isSafeInteger(override.window) &&
-      override.window > 0 &&
-      override.window <= MAX_WINDOW
-    )) {
+    if (!isOverrideWindow(override.window)) {
       errors.push(
-        `windowOverrides[${i}].window must be a positive integer of at most ${MAX_WINDOW} tokens (got ${override.window})`,
+        `windowOverrides[${i}].window must be a positive integer of at most ${MAX_OVERRIDE_WINDOW} tokens (got ${override.window})`,
       );
     }
   });
