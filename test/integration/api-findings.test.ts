@@ -216,20 +216,22 @@ describe('GET/PUT /api/alerts/context-rot', () => {
     (await app.inject({ method: 'GET', url: '/api/alerts/context-rot', headers: ws })).json();
 
   it('returns the defaults when never set', async () => {
+    const defaults = {
+      usageThreshold: 0.7,
+      usageCritical: 0.85,
+      toolShare: 0.3,
+      toolPersistCalls: 2,
+      dropRatio: 0.3,
+      dropMinTokens: 2000,
+      systemShrink: 0.1,
+    };
     expect(await get()).toEqual({
       enabled: true,
-      thresholds: {
-        usageThreshold: 0.7,
-        usageCritical: 0.85,
-        toolShare: 0.3,
-        toolPersistCalls: 2,
-        dropRatio: 0.3,
-        dropMinTokens: 2000,
-        systemShrink: 0.1,
-      },
+      thresholds: defaults,
       windowOverrides: [],
       channels: [],
       updatedAt: null,
+      defaults: { thresholds: defaults },
     });
   });
 
@@ -326,12 +328,13 @@ describe('GET/PUT /api/alerts/context-rot', () => {
     expect(res2.json().message).toBe(`channels: unknown channel id ${id}`);
   });
 
-  it('declares the scopes: read for GET, admin for PUT', () => {
+  it('declares the scopes: read for GET and the preview (it changes nothing), admin for PUT', () => {
     expect(Object.fromEntries([...scopes].filter(([k]) => !k.startsWith('HEAD')))).toEqual({
       'GET /api/findings': 'read',
       'GET /api/findings/:id': 'read',
       'GET /api/alerts/context-rot': 'read',
       'PUT /api/alerts/context-rot': 'admin',
+      'POST /api/alerts/context-rot/preview': 'read',
     });
   });
 });

@@ -173,10 +173,10 @@ beforeAll(async () => {
     },
   ]);
   seeds.bodies.set('PATCH /api/channels/{id}', [channel, { name: 'renamed' }]);
-  seeds.bodies.set('PUT /api/alerts/context-rot', [
-    alert,
-    { windowOverrides: [{ model: 'claude-*', window: 200_000 }] },
-  ]);
+  const alertBodies = [alert, { windowOverrides: [{ model: 'claude-*', window: 200_000 }] }];
+  seeds.bodies.set('PUT /api/alerts/context-rot', alertBodies);
+  // the preview takes the body PUT takes
+  seeds.bodies.set('POST /api/alerts/context-rot/preview', alertBodies);
   seeds.bodies.set('POST /api/tokens', [
     { scope: 'read' },
     { workspace: 'default', scope: 'read' },
