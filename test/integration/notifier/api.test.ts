@@ -2,11 +2,12 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookSecret } from '../../../src/notifier/config.ts';
-import { startNotifier } from '../../../src/notifier/notifier.ts';
+import { channelKeys, startNotifier } from '../../../src/notifier/notifier.ts';
 import { channelsRoutes } from '../../../src/api/routes/channels.ts';
 import { deliveriesRoutes } from '../../../src/api/routes/deliveries.ts';
 import '../../../src/api/types.ts';
 import { getAlertChannels, setAlertChannels } from '../../../src/store/alert-channels.ts';
+import { getChannelWithSecrets } from '../../../src/store/channels.ts';
 import { startHttpReceiver, type HttpReceiver } from '../../helpers/http-receiver.ts';
 import { startSmtpSink, type SmtpSink } from '../../helpers/smtp.ts';
 import { createTestStore, type TestStore } from '../../helpers/store.ts';
@@ -258,12 +259,17 @@ describe('channels and deliveries API', () => {
       config: { url: 'https://b.example.com', headerNames: [] },
     });
     expect(patched.body).not.toContain(secret.slice(6));
+    // sealed at rest (src/store/secrets.ts): the row keeps no plaintext; opened, the signing
+    // secret is the one created and the headers are gone
     const row = await store.db
       .selectFrom('channels')
-      .select('secrets')
+      .select(['secrets', 'secrets_sealed'])
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
-    expect(row.secrets).toEqual({ secret, headers: {} });
+    expect(row.secrets).toEqual({});
+    expect(row.secrets_sealed).not.toBeNull();
+    const opened = await getChannelWithSecrets(store.db, channelKeys(config), 'default', id);
+    expect(opened?.secrets).toEqual({ secret, headers: {} });
 
     const bad = await app.inject({
       method: 'PATCH',
