@@ -207,6 +207,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     store,
     config,
     log: app.log,
+    tokensChanged: auth.tokensChanged,
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
   };
   for (const routes of apiRoutes) await app.register(routes, deps);

@@ -21,6 +21,8 @@ export type AuthFailureWriter = (
 
 const CACHE_TTL_MS = 10_000;
 const CACHE_MAX = 1_000;
+/** How long "no token exists yet" is believed (this process forgets it when it makes one). */
+const OPEN_CACHE_TTL_MS = 2_000;
 
 /** The console's session cookie: the token a person pasted once (HttpOnly, SameSite=Strict). */
 export const SESSION_COOKIE = 'rotscope_session';
@@ -31,6 +33,12 @@ export interface AuthLookup {
   isOpen(): Promise<boolean>;
   /** The workspace and scope of a live token, or undefined. */
   lookup(token: string): Promise<{ workspaceId: string; scope: Scope } | undefined>;
+  /**
+   * Forgets what is cached: called when this process creates or revokes a token, so the
+   * first token closes the open state at once and a revoked token is refused at once (other
+   * processes on the same database follow within the caches' lifetimes).
+   */
+  tokensChanged(): void;
 }
 
 export function isLoopbackHost(host: string): boolean {
@@ -50,7 +58,7 @@ export function registerAuth(
 
   async function isOpen(): Promise<boolean> {
     if (!loopback) return false;
-    if (open && Date.now() - open.at < 2_000) return open.value;
+    if (open && Date.now() - open.at < OPEN_CACHE_TTL_MS) return open.value;
     const value = !(await anyTokenExists(options.store.db));
     open = { value, at: Date.now() };
     return value;
@@ -113,5 +121,9 @@ export function registerAuth(
       });
     }
   });
-  return { isOpen, lookup };
+  function tokensChanged() {
+    open = undefined;
+    tokens.clear();
+  }
+  return { isOpen, lookup, tokensChanged };
 }

@@ -15,6 +15,8 @@ export interface ApiDeps {
    * Default: the system resolver. Tests pass one that answers without leaving the machine.
    */
   resolveHost?: Resolver;
+  /** Tells the auth hook a token was created or revoked here (it drops its caches). */
+  tokensChanged: () => void;
 }
 
 declare module 'fastify' {

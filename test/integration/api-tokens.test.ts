@@ -78,6 +78,8 @@ describe('tokens API', () => {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
         body: JSON.stringify({ resourceSpans: [] }),
       });
+    // Used first, so the server has it cached: the revoke must still take effect at once.
+    expect((await ingest()).status).toBe(200);
     const revoked = await call('POST', `/api/tokens/${created.body.id}/revoke`, { token: adminA });
     expect(revoked.status).toBe(200);
     expect(revoked.body.revokedAt).toEqual(expect.any(String));

@@ -4,8 +4,8 @@
  * them (never the token: its first characters), `POST /api/tokens/:id/revoke` revokes one.
  * With a token or a console session, only the caller's own workspace; open on loopback with no
  * token yet (the first-run bootstrap), any workspace. A token is returned once, by the POST
- * that creates it; only its hash is stored. A revoked token stops working within the auth
- * cache's 10 s on every server.
+ * that creates it; only its hash is stored. A revoked token stops working at once on the
+ * server that revoked it, within the auth cache's 10 s on the others.
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -86,6 +86,7 @@ export const tokensRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       }
       const name = request.body.name?.trim() ?? '';
       const { token, id } = await createToken(db, workspace, request.body.scope, undefined, name);
+      deps.tokensChanged();
       request.log.info({ workspace, scope: request.body.scope, tokenId: id }, 'token created');
       return reply.code(201).send({ id, token, workspace, scope: request.body.scope, name });
     },
@@ -140,6 +141,7 @@ export const tokensRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           .code(404)
           .send({ error: 'not_found', message: `no token "${request.params.id}"` });
       }
+      deps.tokensChanged();
       request.log.info({ workspace: revoked.workspace, tokenId: revoked.id }, 'token revoked');
       return revoked;
     },
