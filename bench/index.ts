@@ -5,7 +5,7 @@ const which = process.argv.slice(2);
 const want = (name: string) => which.length === 0 || which.includes(name);
 
 if (want('ingest')) {
-  for (const run of await benchIngest()) console.log(JSON.stringify({ bench: 'ingest', ...run }));
+  await benchIngest((run) => console.log(JSON.stringify({ bench: 'ingest', ...run })));
 }
 if (want('stages')) {
   const { benchStages } = await import('./stages.ts');
