@@ -9,6 +9,12 @@ type Json = unknown;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Int8 = ColumnType<string, string | number | bigint, string | number | bigint>;
 type GeneratedInt8 = ColumnType<string, string | number | bigint | undefined, never>;
+/**
+ * A token count in a bigint column (migration 0050): read as a decimal string like every int8
+ * (src/store/db.ts), written as a number (ingest refuses counts past 2^53). Read it with
+ * `countOf` (src/store/columns.ts).
+ */
+type Int8Count = ColumnType<string | null, number | null, number | null>;
 type JsonColumn = ColumnType<Json, string, string>;
 type JsonColumnOpt = ColumnType<Json, string | undefined, string>;
 
@@ -86,11 +92,11 @@ export interface LlmCallsTable {
   provider: string | null;
   request_model: string | null;
   response_model: string | null;
-  input_tokens_raw: number | null;
-  cache_read_tokens: number | null;
-  cache_write_tokens: number | null;
-  output_tokens: number | null;
-  context_tokens: number | null;
+  input_tokens_raw: Int8Count;
+  cache_read_tokens: Int8Count;
+  cache_write_tokens: Int8Count;
+  output_tokens: Int8Count;
+  context_tokens: Int8Count;
   usage_rule: string | null;
   context_window: number | null;
   window_source: string | null;
@@ -98,7 +104,7 @@ export interface LlmCallsTable {
   finish_class: string | null;
   output_tool_call: boolean | null;
   output_tool_name: string | null;
-  max_output_tokens: number | null;
+  max_output_tokens: Int8Count;
   parts: ColumnType<Json, string | null, string | null>;
   compacted: boolean;
   created_at: Timestamp;
@@ -131,8 +137,8 @@ export interface CompactionsTable {
   evidence: string;
   kind: string;
   trigger: string | null;
-  tokens_before: number | null;
-  tokens_after: number | null;
+  tokens_before: Int8Count;
+  tokens_after: Int8Count;
   messages_kept: number | null;
   summary_size: number | null;
   summary: string | null;

@@ -11,6 +11,7 @@
  * as whole messages, each equal message of the call after matching one of the call before).
  */
 import type { Db } from './db.ts';
+import { countOf } from './columns.ts';
 
 /** The most dropped messages listed; and the most characters of each message's text. */
 export const MAX_DROPPED_MESSAGES = 200;
@@ -333,8 +334,8 @@ export async function loadWhatWasLost(
         kind: compaction.kind,
         trigger: compaction.trigger,
         evidence: compaction.evidence,
-        tokensBefore: compaction.tokens_before,
-        tokensAfter: compaction.tokens_after,
+        tokensBefore: countOf(compaction.tokens_before),
+        tokensAfter: countOf(compaction.tokens_after),
         messagesKept: compaction.messages_kept,
         summarySize: compaction.summary_size,
         summary: compaction.summary,

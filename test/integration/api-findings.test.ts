@@ -46,7 +46,7 @@ beforeAll(async () => {
     for (const method of [route.method].flat())
       scopes.set(`${method} ${route.url}`, route.config?.scope);
   });
-  const deps = { store, config: defaultConfig(), log: app.log };
+  const deps = { store, config: defaultConfig(), log: app.log, tokensChanged: () => {} };
   await app.register(findingsRoutes, deps);
   await app.register(alertsRoutes, deps);
   await app.ready();

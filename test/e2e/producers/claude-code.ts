@@ -5,6 +5,7 @@
  * log events of one session are correlated by session id and request id.
  */
 import { describe, expect, it } from 'vitest';
+import { countOf } from '../../../src/store/columns.ts';
 import {
   callsOf,
   compactionsOf,
@@ -122,8 +123,8 @@ export function claudeCodeRows(ctx: ProducerRun<void>): void {
           c.evidence,
           c.kind,
           c.trigger,
-          c.tokens_before,
-          c.tokens_after,
+          countOf(c.tokens_before),
+          countOf(c.tokens_after),
           c.stream_key,
           c.run_id,
         ]),

@@ -5,6 +5,7 @@
  */
 import type { Selectable } from 'kysely';
 import type { InputParts } from '../../../src/model/calls.ts';
+import { countOf } from '../../../src/store/columns.ts';
 import type {
   CompactionsTable,
   FindingsTable,
@@ -135,11 +136,11 @@ export async function logCount(h: Harness): Promise<number> {
 /** The fields of a call row most tests compare, for readable diffs. */
 export function usageOf(c: CallRow) {
   return {
-    input_tokens_raw: c.input_tokens_raw,
-    cache_read_tokens: c.cache_read_tokens,
-    cache_write_tokens: c.cache_write_tokens,
-    output_tokens: c.output_tokens,
-    context_tokens: c.context_tokens,
+    input_tokens_raw: countOf(c.input_tokens_raw),
+    cache_read_tokens: countOf(c.cache_read_tokens),
+    cache_write_tokens: countOf(c.cache_write_tokens),
+    output_tokens: countOf(c.output_tokens),
+    context_tokens: countOf(c.context_tokens),
     usage_rule: c.usage_rule,
   };
 }

@@ -38,7 +38,7 @@ describe('channels and deliveries API', () => {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) scopes.set(`${method} ${route.url}`, route.config?.scope);
     });
-    const deps = { store, config, log: app.log };
+    const deps = { store, config, log: app.log, tokensChanged: () => {} };
     await app.register(channelsRoutes, deps);
     await app.register(deliveriesRoutes, deps);
     await app.ready();

@@ -1,8 +1,11 @@
 /**
  * Token counts that cannot be stored exactly (negative, fractional, beyond 2^53) refuse their
  * span in partialSuccess, in JSON and protobuf alike; the other spans of the batch are stored.
+ * Counts past 2^31 (up to 2^53) are stored exactly in the bigint columns (migration 0050) and
+ * read back as the same numbers, never clamped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTimelinePage } from '../../../src/store/timeline.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import {
   decodeExportResponse,
@@ -60,5 +63,41 @@ describe('token counts', () => {
       partialSuccess: { rejectedSpans: 1 },
     });
     expect(await storedSpans(spans.map((s) => s.spanId))).toBe(1);
+  });
+
+  it('stores counts past 2^31 exactly, in protobuf (int64) and JSON (a string) alike', async () => {
+    const big = 2 ** 31 + 12_345; // past int4
+    const huge = 2 ** 53 - 1; // the largest a JavaScript number holds exactly
+    const viaProtobuf = span(big, huge);
+    const viaJson = span(big + 1, 7);
+    for (const [body, type] of [
+      [protobufRequest([viaProtobuf]), 'application/x-protobuf'],
+      [JSON.stringify(jsonRequest([viaJson])), 'application/json'],
+    ] as const) {
+      const response = await post(`${server.url}/v1/traces`, body, { 'content-type': type });
+      expect(response.status).toBe(200);
+    }
+    const rows = await server.store.db
+      .selectFrom('llm_calls')
+      .select(['span_id', 'conversation_id', 'input_tokens_raw', 'output_tokens'])
+      .where('span_id', 'in', [viaProtobuf.spanId, viaJson.spanId])
+      .execute();
+    const bySpan = new Map(rows.map((row) => [row.span_id, row]));
+    expect(bySpan.get(viaProtobuf.spanId)).toMatchObject({
+      input_tokens_raw: String(big),
+      output_tokens: String(huge),
+    });
+    expect(bySpan.get(viaJson.spanId)).toMatchObject({ input_tokens_raw: String(big + 1) });
+    // What the detectors read: the same numbers.
+    const { calls } = await loadTimelinePage(
+      server.store.db,
+      { workspaceId: 'default', conversationId: bySpan.get(viaProtobuf.spanId)!.conversation_id },
+      null,
+      1_000,
+    );
+    expect(calls.find((c) => c.spanId === viaProtobuf.spanId)).toMatchObject({
+      inputTokensRaw: big,
+      outputTokens: huge,
+    });
   });
 });
