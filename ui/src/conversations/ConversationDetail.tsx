@@ -35,7 +35,10 @@ export function ConversationDetail({ id, finding }: { id: string; finding: strin
         <>
           <dl className="facts">
             <dt>Calls</dt>
-            <dd>{conversation.calls}</dd>
+            <dd>
+              {conversation.calls}{' '}
+              <a href={href(['conversations', id, 'strip'])}>context growth strip →</a>
+            </dd>
             <dt>Fullest call</dt>
             <dd>
               <Fullness share={conversation.fullestShare} tokens={conversation.maxContextTokens} />

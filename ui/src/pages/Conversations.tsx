@@ -1,7 +1,8 @@
 /**
  * Conversations, most recently active first: calls, the fullest call (share of its window),
  * models, sub-agents and side calls, findings and runs; searched by conversation, run or trace
- * id (`#/conversations?q=…`). `#/conversations/<id>` shows one conversation.
+ * id (`#/conversations?q=…`). `#/conversations/<id>` shows one conversation,
+ * `#/conversations/<id>/strip` the context growth strip of all its calls (the run view's page).
  */
 import { useEffect, useState } from 'react';
 import { ConversationDetail } from '../conversations/ConversationDetail.tsx';
@@ -13,12 +14,14 @@ import { usePaged, withQuery } from '../paging.ts';
 import { formatTime } from '../format.ts';
 import { href, redirect, type Route } from '../router.ts';
 import { LoadMore } from '../components/LoadMore.tsx';
+import RunPage from './Run.tsx';
 
 /** Runs listed in a row before "+N more". */
 const RUNS_SHOWN = 3;
 
 export default function ConversationsPage({ route }: { route: Route }) {
   const id = route.path[1];
+  if (id !== undefined && route.path[2] === 'strip') return <RunPage route={route} />;
   if (id !== undefined) return <ConversationDetail id={id} finding={route.query.get('finding')} />;
   return <ConversationList query={route.query.get('q') ?? ''} />;
 }

@@ -1,5 +1,5 @@
 /**
- * The run view (`#/runs/<id>`, `#/conversations/<id>`, optional `?finding=<id>`): the context
+ * The run view (`#/runs/<id>`, `#/conversations/<id>/strip`, optional `?finding=<id>`): the context
  * growth strip of every LLM call, the run's findings beside it, and What was lost at the drop
  * selected (a ▼ on the strip or a finding in the list).
  */
@@ -22,7 +22,8 @@ export default function RunPage({ route }: { route: Route }) {
     id ? `/api/${kind}/${encodeURIComponent(id)}/strip` : undefined,
   );
   const selected = route.query.get('finding');
-  const select = (findingId: string) => redirect([kind, id], { finding: findingId });
+  const path = kind === 'conversations' ? [kind, id, 'strip'] : [kind, id];
+  const select = (findingId: string) => redirect(path, { finding: findingId });
 
   if (!id) return <Empty>No run given.</Empty>;
   return (
@@ -56,7 +57,7 @@ function RunBody({
   return (
     <>
       <p className="run-meta muted">
-        {strip.calls.toLocaleString('en-US')} calls
+        {strip.calls.toLocaleString('en-US')} call{strip.calls === 1 ? '' : 's'}
         {strip.truncated ? ' (the first ones; more exist)' : ''}
         {strip.startedAt !== null ? ` · from ${formatTime(strip.startedAt)}` : ''}
         {strip.models.length > 0 ? ` · ${strip.models.join(', ')}` : ''}
@@ -90,7 +91,7 @@ function RunBody({
             <WhatWasLost
               key={finding.findingId}
               findingId={finding.findingId}
-              place={placeOf(strip, finding.index)}
+              place={{ ...placeOf(strip, finding.index), inRun: strip.scope === 'run' }}
             />
           ) : finding ? (
             <section className="selected-finding" aria-label="Selected finding">

@@ -236,7 +236,7 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
       <div className="strip-bar">
         <span className="muted">
           {count === model.order.length
-            ? `${count.toLocaleString('en-US')} calls`
+            ? `${count.toLocaleString('en-US')} call${count === 1 ? '' : 's'}`
             : `calls ${view.from + 1}–${view.to} of ${model.order.length.toLocaleString('en-US')}`}
           {' · drag across the strip to zoom'}
         </span>

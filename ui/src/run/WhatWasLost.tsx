@@ -6,13 +6,18 @@
 import { useApi } from '../api.ts';
 import { ErrorMessage, Loading } from '../components/Status.tsx';
 import { formatShare, formatTokens, severityClass } from '../format.ts';
+import { href } from '../router.ts';
 import { evidenceLabel, lostPartLabel } from './labels.ts';
 import type { WhatWasLost as Detail } from './types.ts';
 
-/** Where the drop sits: the calls before and after, by their strip numbers when known. */
+/**
+ * Where the drop sits: the calls before and after, by their strip numbers when known, and
+ * whether the strip is one run's (the call before the drop may then be in another run).
+ */
 export interface DropPlace {
   beforeCall: number | null;
   afterCall: number | null;
+  inRun?: boolean;
 }
 
 const MESSAGE_PREVIEW = 1_200;
@@ -55,6 +60,15 @@ export function WhatWasLost({ findingId, place }: { findingId: string; place: Dr
           : '; the parts are not known'}
         .
       </p>
+      {place.inRun && place.beforeCall === null && (
+        <p className="muted">
+          The call before this drop is in another run of the conversation:{' '}
+          <a href={href(['conversations', data.conversationId, 'strip'], { finding: findingId })}>
+            see the drop on the conversation’s strip
+          </a>
+          .
+        </p>
+      )}
 
       <h3>Dropped messages</h3>
       {data.dropped.contentCaptured ? (
