@@ -216,16 +216,14 @@ export async function benchIngest(
   const total = Number(process.env.BENCH_SPANS ?? 48 * BATCH);
   const wanted = process.env.BENCH_BACKENDS?.split(',') ?? ['postgres', 'pglite'];
   const runs: IngestRun[] = [];
+  const record = (run: IngestRun) => {
+    runs.push(run);
+    report(run);
+  };
   for (const content of [false, true]) {
-    const pending: Array<() => Promise<IngestRun>> = [];
     if (process.env.DATABASE_URL && wanted.includes('postgres'))
-      pending.push(() => runPostgres(content, total));
-    if (wanted.includes('pglite'))
-      pending.push(() => runPglite(content, content ? total / 2 : total));
-    for (const run of pending) {
-      runs.push(await run());
-      report(runs.at(-1)!);
-    }
+      record(await runPostgres(content, total));
+    if (wanted.includes('pglite')) record(await runPglite(content, content ? total / 2 : total));
   }
   return runs;
 }

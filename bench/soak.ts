@@ -401,6 +401,9 @@ export async function benchSoak(): Promise<SoakResult> {
     const bound = Math.round(medianRss + (4 * maxInflightBytes) / MiB);
     const sum = (list: Sample[], key: 'ok' | 'refused429' | 'other') =>
       list.reduce((s, x) => s + x[key], 0);
+    const overloadOk = sum(overloadSamples, 'ok');
+    const overloadRefused = sum(overloadSamples, 'refused429');
+    const overloadOther = sum(overloadSamples, 'other');
 
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     mkdirSync(OUT, { recursive: true });
@@ -431,19 +434,14 @@ export async function benchSoak(): Promise<SoakResult> {
       overload: {
         minutes: overloadMinutes,
         requestsPerSecond: Number((saturation * 2).toFixed(2)),
-        ok: sum(overloadSamples, 'ok'),
-        refused429: sum(overloadSamples, 'refused429'),
-        other: sum(overloadSamples, 'other'),
+        ok: overloadOk,
+        refused429: overloadRefused,
+        other: overloadOther,
         peakRssMiB: Math.round(overloadPeak),
         boundMiB: bound,
         underBound: overloadPeak <= bound,
         achievedRequestsPerSecond: Number(
-          (
-            (sum(overloadSamples, 'ok') +
-              sum(overloadSamples, 'refused429') +
-              sum(overloadSamples, 'other')) /
-            (overloadMinutes * 60)
-          ).toFixed(2),
+          ((overloadOk + overloadRefused + overloadOther) / (overloadMinutes * 60)).toFixed(2),
         ),
         generatorLagMs: Math.round(overloadLagMs),
       },

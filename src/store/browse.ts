@@ -4,6 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Compaction, LlmCall } from '../model/calls.ts';
+import { countOf } from './columns.ts';
 import type { Db } from './db.ts';
 import { toCompaction, toLlmCall } from './timeline.ts';
 
@@ -128,7 +129,7 @@ export async function listConversations(
       calls: Number(row.calls),
       firstCallAt: nsToIso(row.first_ns === null ? null : String(row.first_ns)),
       lastCallAt: nsToIso(row.last_ns === null ? null : String(row.last_ns)),
-      maxContextTokens: row.max_context === null ? null : Number(row.max_context),
+      maxContextTokens: countOf(row.max_context),
       fullestShare: row.fullest_share === null ? null : Number(row.fullest_share),
       models: row.models ?? [],
       streams: Number(row.streams),

@@ -64,6 +64,7 @@ describe.skipIf(browserMissing)('a drop across runs in chromium', () => {
     );
     await page.waitForURL(`**/#/runs/${lost.runId}?finding=${lost.id}`);
     const panel = page.getByRole('region', { name: 'What was lost' });
+    await page.locator('canvas.strip-canvas[data-drawn-calls="1"]').waitFor();
     await panel.getByText('tokens lost').waitFor();
     expect(await page.locator('.run-meta').textContent()).toMatch(/^1 call · /);
     const link = panel.getByRole('link', { name: 'see the drop on the conversation’s strip' });
@@ -73,6 +74,7 @@ describe.skipIf(browserMissing)('a drop across runs in chromium', () => {
       `**/#/conversations/${encodeURIComponent(lost.conversationId)}/strip?finding=${lost.id}`,
     );
     await page.getByRole('heading', { name: `Conversation ${lost.conversationId}` }).waitFor();
+    await page.locator('canvas.strip-canvas[data-drawn-calls="3"]').waitFor();
     expect(await page.locator('.run-meta').textContent()).toMatch(/^3 calls · /);
     const marker = page.locator('.strip-mark.drop-lost');
     expect(await marker.count()).toBe(1);
@@ -95,7 +97,7 @@ describe.skipIf(browserMissing)('a drop across runs in chromium', () => {
     );
     await page.getByRole('link', { name: 'context growth strip →' }).click();
     await page.waitForURL(`**/#/conversations/*/strip`);
-    await page.locator('.strip canvas').first().waitFor();
+    await page.locator('canvas.strip-canvas[data-drawn-calls="3"]').waitFor();
     await context.close();
   });
 });

@@ -779,7 +779,7 @@ describe.each(TABLE)('producer $name', (r) => {
   describe.runIf(has('full'))('window', () => {
     it.each(withData('full'))('"%s": the fullest call\'s share of the window', async (label, c) => {
       const call = (await callsOfLabel(label))[c.full!.call]!;
-      expect(Number(call.context_tokens) / call.context_window!).toBe(c.full!.share);
+      expect(countOf(call.context_tokens)! / call.context_window!).toBe(c.full!.share);
       if (c.full!.maxOutputTokens !== undefined)
         expect(countOf(call.max_output_tokens)).toBe(c.full!.maxOutputTokens);
     });
