@@ -36,6 +36,7 @@ export async function benchStages() {
     db: kyselyOn(connection),
     copyIn: (text, data) => connection.copyIn(text, data),
     staging: await prepareStaging(connection),
+    resent: false,
   };
   const ms: Record<string, number> = {};
   const time = async <T>(step: string, fn: () => Promise<T> | T): Promise<T> => {

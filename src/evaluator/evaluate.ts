@@ -9,7 +9,7 @@ import { buildTimeline } from '../detectors/timeline.ts';
 import type { Detector } from '../detectors/types.ts';
 import type { LlmCall } from '../model/calls.ts';
 import type { DetectorId, Severity } from '../model/findings.ts';
-import { getAlertSettings } from '../store/alerts.ts';
+import { getAlertSettings, type AlertSettings } from '../store/alerts.ts';
 import {
   deleteCheckpoints,
   rewindToCheckpoint,
@@ -38,6 +38,11 @@ export interface EvaluateOptions {
   maxCallsPerTransaction?: number;
   /** A checkpoint of the state is saved every this many calls; 0 disables. Default 256. */
   checkpointEvery?: number;
+  /**
+   * The alert settings read so far in this transaction, by workspace: evaluations of one
+   * batch read them once. Absent: read for each evaluation.
+   */
+  alertSettings?: Map<string, AlertSettings>;
 }
 
 /** What one evaluation did. */
@@ -75,7 +80,7 @@ const DEFAULT_PAGE_SIZE = 500;
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
-const DEFAULT_MAX_CALLS = 5000;
+export const DEFAULT_MAX_CALLS_PER_TRANSACTION = 5000;
 const DEFAULT_CHECKPOINT_EVERY = 256;
 
 /**
@@ -105,7 +110,8 @@ async function resumePoint(
     const state = checkpoint && readState(checkpoint.state, detectors);
     if (checkpoint && state) return { state, position: checkpoint.position, start: 'checkpoint' };
   }
-  await deleteCheckpoints(db, claimed);
+  // Checkpoints are saved only as calls are fed: a conversation never fed a call has none.
+  if (position !== null) await deleteCheckpoints(db, claimed);
   return { state: initialState(detectors), position: null, start: 'beginning' };
 }
 
@@ -121,11 +127,14 @@ export async function evaluateConversation(
 ): Promise<EvaluationResult> {
   const { detectors } = options;
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-  const maxCalls = options.maxCallsPerTransaction ?? DEFAULT_MAX_CALLS;
+  const maxCalls = options.maxCallsPerTransaction ?? DEFAULT_MAX_CALLS_PER_TRANSACTION;
   const checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
   const key = { workspaceId: claimed.workspaceId, conversationId: claimed.conversationId };
 
-  const settings = await getAlertSettings(db, claimed.workspaceId);
+  const settings =
+    options.alertSettings?.get(claimed.workspaceId) ??
+    (await getAlertSettings(db, claimed.workspaceId));
+  options.alertSettings?.set(claimed.workspaceId, settings);
   const context = { thresholds: settings.thresholds };
   const resume = await resumePoint(db, claimed, detectors);
   let { state, position } = resume;

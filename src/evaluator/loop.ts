@@ -9,15 +9,21 @@ import { sql } from 'kysely';
 import type { Config } from '../config.ts';
 import { DETECTORS } from '../detectors/index.ts';
 import type { Detector } from '../detectors/types.ts';
+import type { AlertSettings } from '../store/alerts.ts';
 import {
-  claimSettledConversation,
-  evaluationFailures,
+  claimSettledConversations,
   recordEvaluationFailure,
+  type ClaimedConversation,
 } from '../store/conversations.ts';
 import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Store } from '../store/db.ts';
 import { createEventLog } from '../log/event-log.ts';
-import { evaluateConversation, type EvaluateOptions, type EvaluationResult } from './evaluate.ts';
+import {
+  DEFAULT_MAX_CALLS_PER_TRANSACTION,
+  evaluateConversation,
+  type EvaluateOptions,
+  type EvaluationResult,
+} from './evaluate.ts';
 
 /** The logging the evaluator needs (pino and fastify loggers fit). */
 export interface EvaluatorLog {
@@ -44,6 +50,13 @@ export interface EvaluatorOptions {
   maxWaitMs?: number;
   /** Most conversations one `runOnce` evaluates before yielding to the poll timer. Default 1000. */
   maxPerRun?: number;
+  /**
+   * Conversations claimed and evaluated in one transaction (one claim query, one commit, the
+   * alert settings read once per workspace), as long as their calls together stay within
+   * `maxCallsPerTransaction`. A bigger batch holds its claims longer: ingest into a claimed
+   * conversation waits for the commit. Default 16.
+   */
+  batchSize?: number;
   /**
    * Conversations evaluated at once, each on its own connection. Default 4 on PostgreSQL
    * (keep it below the pool size), 1 on PGlite (a single connection).
@@ -92,9 +105,12 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const { store, config, log } = options;
   const detectors = options.detectors ?? DETECTORS;
   const maxPerRun = options.maxPerRun ?? 1000;
+  const batchSize = Math.max(1, Math.floor(options.batchSize ?? 16));
   const maxWaitMs = options.maxWaitMs ?? Math.max(1000, 2 * config.evaluatorQuietMs);
   const concurrency = Math.max(1, options.concurrency ?? (store.kind === 'postgres' ? 4 : 1));
   const evaluateOptions: EvaluateOptions = { ...options.tuning, detectors };
+  const maxCallsPerTransaction =
+    evaluateOptions.maxCallsPerTransaction ?? DEFAULT_MAX_CALLS_PER_TRANSACTION;
   const claimIdleTimeoutMs = Math.max(0, Math.round(options.claimIdleTimeoutMs ?? 30_000));
   const events = createEventLog(log, { intervalMs: config.logEventIntervalMs ?? 10_000 });
   let stopping = false;
@@ -104,35 +120,63 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   let wake: (() => void) | undefined;
 
   /**
-   * Claims and evaluates one conversation. A failure after the claim puts that conversation in
-   * backoff and is reported as `failed`; a failure before it, or a database that cannot be
-   * reached (the conversation is not at fault: its claim rolled back, it stays dirty), rejects.
+   * Claims a batch of conversations and evaluates them one after the other in the claim's
+   * transaction, until the batch's calls reach `maxCallsPerTransaction` (the rest of the batch
+   * is released at the commit, still dirty). A failure after a claim rolls the whole batch
+   * back, puts the conversation that failed in backoff and is reported as `failed` (the others
+   * are claimed again at once); a failure before it, or a database that cannot be reached (no
+   * conversation is at fault: the claims rolled back, they stay dirty), rejects.
    */
   async function evaluateNext(): Promise<
-    { status: 'none' } | { status: 'evaluated'; result: EvaluationResult } | { status: 'failed' }
+    | { status: 'none' }
+    | { status: 'evaluated'; results: EvaluationResult[]; more: boolean }
+    | { status: 'failed' }
   > {
-    let claimedKey: { workspaceId: string; conversationId: string } | undefined;
+    let current: ClaimedConversation | undefined;
     try {
-      const result = await store.db.transaction().execute(async (trx) => {
+      let more = false;
+      const results = await store.db.transaction().execute(async (trx) => {
         if (store.kind === 'postgres')
           await sql`SELECT set_config('application_name', 'rotscope-evaluator', true),
               CASE WHEN ${claimIdleTimeoutMs}::int > 0 THEN set_config(
                 'idle_in_transaction_session_timeout', ${claimIdleTimeoutMs}::int::text, true) END`.execute(
             trx,
           );
-        const claimed = await claimSettledConversation(trx, {
+        const claimed = await claimSettledConversations(trx, {
           quietMs: config.evaluatorQuietMs,
           maxWaitMs,
+          limit: batchSize,
         });
-        if (!claimed) return undefined;
-        claimedKey = { workspaceId: claimed.workspaceId, conversationId: claimed.conversationId };
-        return evaluateConversation(trx, claimed, evaluateOptions);
+        // A short batch took every conversation settled now: no need to claim again.
+        more = claimed.length === batchSize;
+        const alertSettings = new Map<string, AlertSettings>();
+        const done: EvaluationResult[] = [];
+        let callsLeft = maxCallsPerTransaction;
+        for (const conversation of claimed) {
+          if (callsLeft <= 0) break;
+          current = conversation;
+          const result = await evaluateConversation(trx, conversation, {
+            ...evaluateOptions,
+            maxCallsPerTransaction: callsLeft,
+            alertSettings,
+          });
+          callsLeft -= result.calls;
+          done.push(result);
+        }
+        // Claimed conversations left for another transaction (not reached, or not finished).
+        if (done.length < claimed.length || done.some((result) => !result.settled)) more = true;
+        current = undefined;
+        return done;
       });
-      return result ? { status: 'evaluated', result } : { status: 'none' };
+      return results.length > 0 ? { status: 'evaluated', results, more } : { status: 'none' };
     } catch (error) {
-      if (!claimedKey || isDatabaseUnavailable(error)) throw error;
+      if (!current || isDatabaseUnavailable(error)) throw error;
       // The transaction rolled back; put this conversation in backoff so others go first.
-      const failures = (await evaluationFailures(store.db, claimedKey)) + 1;
+      const claimedKey = {
+        workspaceId: current.workspaceId,
+        conversationId: current.conversationId,
+      };
+      const failures = current.failures + 1;
       const retryAfterMs = failureBackoffMs(failures);
       await recordEvaluationFailure(store.db, claimedKey, {
         error: describeError(error),
@@ -146,6 +190,24 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     }
   }
 
+  /** After a commit: the findings event and the `onEvaluated` callback of one evaluation. */
+  function reportEvaluated(result: EvaluationResult): void {
+    const { workspaceId, conversationId, findingsCreated, findingsEscalated } = result;
+    if (findingsCreated + findingsEscalated > 0)
+      events.event(
+        'info',
+        'findings',
+        workspaceId,
+        { conversationId, created: findingsCreated, escalated: findingsEscalated },
+        'evaluator: findings created',
+      );
+    try {
+      options.onEvaluated?.(result);
+    } catch (error) {
+      log.error({ err: error }, 'onEvaluated callback threw');
+    }
+  }
+
   /** One run at a time per evaluator: a `runOnce` during the loop's run waits for it. */
   let running: Promise<number> = Promise.resolve(0);
   function runOnce(): Promise<number> {
@@ -156,35 +218,36 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   async function runAll(): Promise<number> {
     let evaluated = 0;
     let budget = maxPerRun;
+    const workers: Array<Promise<void>> = [];
+    /** Starts the other workers once a batch comes back full (more settled than one batch). */
+    const spread = () => {
+      while (workers.length < concurrency) workers.push(worker());
+    };
     const worker = async (): Promise<void> => {
       while (!stopping && budget > 0) {
-        budget -= 1;
         const next = await evaluateNext();
         if (failing) {
           failing = false;
           log.info({}, 'evaluator reaches the database again');
         }
         if (next.status === 'none') return;
-        if (next.status === 'failed') continue;
-        evaluated += 1;
-        const { workspaceId, conversationId, findingsCreated, findingsEscalated } = next.result;
-        if (findingsCreated + findingsEscalated > 0)
-          events.event(
-            'info',
-            'findings',
-            workspaceId,
-            { conversationId, created: findingsCreated, escalated: findingsEscalated },
-            'evaluator: findings created',
-          );
-        try {
-          options.onEvaluated?.(next.result);
-        } catch (error) {
-          log.error({ err: error }, 'onEvaluated callback threw');
+        if (next.status === 'failed') {
+          budget -= 1;
+          continue;
         }
+        budget -= next.results.length;
+        evaluated += next.results.length;
+        for (const result of next.results) reportEvaluated(result);
+        if (!next.more) return;
+        spread();
       }
     };
-    // Workers claim different conversations (SKIP LOCKED); one finding none left stops.
-    const outcomes = await Promise.allSettled(Array.from({ length: concurrency }, worker));
+    // One worker claims first (an idle poll costs one claim); when its batch is full, the
+    // others join, claiming different conversations (SKIP LOCKED); one finding none stops.
+    workers.push(worker());
+    let outcomes: Array<PromiseSettledResult<void>> = [];
+    while (outcomes.length < workers.length)
+      outcomes = await Promise.allSettled([...workers]);
     const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     failedRuns = failure ? failedRuns + 1 : 0;
     if (failure && !failing) {

@@ -10,7 +10,7 @@ import { isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Store } from '../store/db.ts';
 import { lockIngestKeys } from '../store/ingest.ts';
 import { kyselyOn, type RawConnection } from '../store/raw-connection.ts';
-import { prepareStaging, type IngestTx } from '../store/staging.ts';
+import { prepareStaging, UNIQUE_VIOLATION, type IngestTx } from '../store/staging.ts';
 
 export interface IngestJob<T> {
   /** The evidence keys the job's writes must be serialized on (see lockIngestKeys). */
@@ -80,6 +80,7 @@ export class GroupCommitter {
         db: kyselyOn(connection),
         copyIn: (text, data) => connection.copyIn(text, data),
         staging: await prepareStaging(connection),
+        resent: false,
       };
       await connection.query('BEGIN');
       await lockIngestKeys(
@@ -111,24 +112,30 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
  * Runs one job in a savepoint: on an error the database raised for this job's data, rolls
- * back to it and reports the error (once more first for a deadlock or serialization failure);
- * on a lost connection, throws (the whole group fails).
+ * back to it and reports the error (once more first for a deadlock or serialization failure;
+ * once more with `resent` after a unique violation: some of its rows exist, an exporter sent
+ * the batch again); on a lost connection, throws (the whole group fails).
  */
 async function runInSavepoint(
   connection: RawConnection,
   tx: IngestTx,
   job: IngestJob<unknown>,
 ): Promise<Outcome> {
+  let resent = false;
   for (let attempt = 1; ; attempt++) {
     await connection.query('SAVEPOINT ingest_job');
     try {
-      const value = await job.run(tx);
+      const value = await job.run(resent ? { ...tx, resent } : tx);
       await connection.query('RELEASE SAVEPOINT ingest_job');
       return { ok: true, value };
     } catch (error) {
       if (isDatabaseUnavailable(error)) throw error;
       await connection.query('ROLLBACK TO SAVEPOINT ingest_job');
       const code = (error as { code?: string }).code;
+      if (code === UNIQUE_VIOLATION && !resent) {
+        resent = true;
+        continue;
+      }
       if (attempt < 2 && code !== undefined && RETRYABLE.has(code)) continue;
       return { ok: false, error };
     }

@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './db.ts';
+import { PREPARED } from './prepared.ts';
 import type { TimelinePosition } from './timeline.ts';
 
 /** A conversation claimed for evaluation: its row lock is held until the transaction ends. */
@@ -93,19 +94,19 @@ export async function markConversationsDirty(
 }
 
 /**
- * Claims one dirty conversation that is settled — no new item for `quietMs` — or has been
- * dirty for `maxWaitMs` (a steady stream never goes quiet), oldest ingest first, skipping
- * rows other transactions hold and conversations in failure backoff. Must run in a
- * transaction: the row stays locked until it ends.
+ * Claims up to `limit` dirty conversations that are settled — no new item for `quietMs` — or
+ * have been dirty for `maxWaitMs` (a steady stream never goes quiet), oldest ingest first,
+ * skipping rows other transactions hold and conversations in failure backoff. Must run in a
+ * transaction: the rows stay locked until it ends.
  */
-export async function claimSettledConversation(
+export async function claimSettledConversations(
   db: Db,
-  options: { quietMs: number; maxWaitMs?: number | undefined },
-): Promise<ClaimedConversation | undefined> {
+  options: { quietMs: number; maxWaitMs?: number | undefined; limit: number },
+): Promise<ClaimedConversation[]> {
   const { quietMs, maxWaitMs } = options;
   const agoAtLeast = (ms: number, column: ReturnType<typeof sql.ref> | ReturnType<typeof sql>) =>
     sql<Date>`now() - GREATEST(${Math.max(0, Math.round(ms))}::int, ${column}) * interval '1 millisecond'`;
-  const row = await db
+  const rows = await db
     .selectFrom('conversations')
     .select([
       'workspace_id',
@@ -129,12 +130,12 @@ export async function claimSettledConversation(
       eb.or([eb('eval_retry_at', 'is', null), eb('eval_retry_at', '<=', sql<Date>`now()`)]),
     )
     .orderBy('last_ingest_at')
-    .limit(1)
+    .limit(Math.max(1, Math.floor(options.limit)))
     .forUpdate()
     .skipLocked()
-    .executeTakeFirst();
-  if (!row) return undefined;
-  return {
+    .modifyEnd(PREPARED)
+    .execute();
+  return rows.map((row) => ({
     workspaceId: row.workspace_id,
     conversationId: row.id,
     pendingFromNs: row.pending_from_ns === null ? null : String(row.pending_from_ns),
@@ -145,7 +146,16 @@ export async function claimSettledConversation(
     state: row.state ?? null,
     lastIngestAt: row.last_ingest_text,
     failures: row.eval_failures,
-  };
+  }));
+}
+
+/** Claims one settled conversation (see claimSettledConversations). */
+export async function claimSettledConversation(
+  db: Db,
+  options: { quietMs: number; maxWaitMs?: number | undefined },
+): Promise<ClaimedConversation | undefined> {
+  const [claimed] = await claimSettledConversations(db, { ...options, limit: 1 });
+  return claimed;
 }
 
 /**
@@ -180,6 +190,7 @@ export async function saveEvaluation(
     })
     .where('workspace_id', '=', claimed.workspaceId)
     .where('id', '=', claimed.conversationId)
+    .modifyEnd(PREPARED)
     .execute();
 }
 
@@ -202,20 +213,6 @@ export async function recordEvaluationFailure(
     .where('workspace_id', '=', key.workspaceId)
     .where('id', '=', key.conversationId)
     .execute();
-}
-
-/** Current failure count of a conversation (0 when absent), for the backoff. */
-export async function evaluationFailures(
-  db: Db,
-  key: { workspaceId: string; conversationId: string },
-): Promise<number> {
-  const row = await db
-    .selectFrom('conversations')
-    .select('eval_failures')
-    .where('workspace_id', '=', key.workspaceId)
-    .where('id', '=', key.conversationId)
-    .executeTakeFirst();
-  return row?.eval_failures ?? 0;
 }
 
 /** A saved detector state and the position it was saved at. */

@@ -11,6 +11,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { acquireDataDirLock } from './data-dir-lock.ts';
 import { PGlitePool } from './pglite-pool.ts';
+import { preparingQueries } from './prepared.ts';
 import type { RawConnection } from './raw-connection.ts';
 import type { Database } from './schema.ts';
 
@@ -63,6 +64,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       },
     });
     ignoreConnectionErrors(pool);
+    pool.on('connect', preparingQueries);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,

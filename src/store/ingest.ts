@@ -12,6 +12,7 @@ import type { LogRecord, Span } from '../model/telemetry.ts';
 import { int4 } from './columns.ts';
 import type { IngestMark } from './conversations.ts';
 import type { Db } from './db.ts';
+import { PREPARED } from './prepared.ts';
 import type { LogRecordsTable } from './schema.ts';
 import { insertStaged, type IngestTx } from './staging.ts';
 import { compactionRow, llmCallRow } from './timeline.ts';
@@ -386,10 +387,11 @@ export async function loadLogRecordsOfSpans(
     .selectFrom('log_records')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
-    .where('trace_id', 'in', [...new Set(calls.map((call) => call.traceId))])
+    .where(sql<boolean>`trace_id = ANY(${[...new Set(calls.map((call) => call.traceId))]}::text[])`)
     .where('span_id', 'is not', null)
     .orderBy('time_ns')
     .orderBy('id')
+    .modifyEnd(PREPARED)
     .execute();
   return rows.filter((row) => wanted.has(`${row.trace_id}:${row.span_id}`)).map(toLogRecord);
 }

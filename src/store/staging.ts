@@ -1,8 +1,9 @@
 /**
  * Bulk inserts for the ingest path. Rows are sent with one binary `COPY` straight into the
- * table, in a savepoint: almost every batch is new, and then that is all the database does.
- * When a row's key exists already (an exporter re-sent the batch: unique_violation), the
- * savepoint is rolled back and the rows go through a temporary staging table instead, one
+ * table: almost every batch is new, and then that is all the database does. When a row's key
+ * exists already (an exporter re-sent the batch), the COPY fails with unique_violation; the
+ * caller rolls its job back to the job's savepoint and runs it again with `resent` set
+ * (src/receiver/group-commit.ts), and then the rows go through a temporary staging table, one
  * binary `COPY` into it and one `INSERT … SELECT … ON CONFLICT DO NOTHING` out of it, which
  * skips the re-sent rows by the natural key and says which rows are new. The
  * staging tables are created once per database session (`LIKE` the target, emptied as they
@@ -65,15 +66,22 @@ export interface IngestTx {
   db: Db;
   copyIn(text: string, data: Buffer): Promise<void>;
   staging: Staging;
+  /**
+   * Some rows of this job may exist already (its first run hit unique_violation): insert
+   * through staging, skipping them. False on a first run: straight COPY, which throws
+   * unique_violation if any row exists.
+   */
+  resent: boolean;
 }
+
+/** The SQLSTATE a straight COPY of rows that exist already fails with. */
+export const UNIQUE_VIOLATION = '23505';
 
 /** What an insert reports of each new row: SQL for the staged path, the same from a row. */
 export interface Returning<R> {
   sql: string;
   fromRow(row: Record<string, unknown>): R;
 }
-
-const UNIQUE_VIOLATION = '23505';
 
 /**
  * Inserts rows (objects keyed by column name) into `table`, skipping those whose `conflict`
@@ -100,15 +108,10 @@ export async function insertStaged<R>(
   for (const row of rows) writer.row(columns.map((column) => row[column]));
   const data = writer.finish();
   const names = columns.join(', ');
-  // Straight into the table: new rows (nearly every batch) cost one COPY.
-  await sql`SAVEPOINT bulk_copy`.execute(tx.db);
-  try {
+  if (!tx.resent) {
+    // Straight into the table: new rows (nearly every batch) cost one COPY.
     await tx.copyIn(`COPY ${table} (${names}) FROM STDIN (FORMAT binary)`, data);
-    await sql`RELEASE SAVEPOINT bulk_copy`.execute(tx.db);
     return returning ? rows.map((row) => returning.fromRow(row)) : [];
-  } catch (error) {
-    if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
-    await sql`ROLLBACK TO SAVEPOINT bulk_copy`.execute(tx.db);
   }
   // Some rows exist (a re-sent batch): through staging, skipping them by the natural key.
   await tx.copyIn(`COPY stage_${table} (${names}) FROM STDIN (FORMAT binary)`, data);

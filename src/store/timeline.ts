@@ -23,6 +23,7 @@ import type {
 } from '../model/calls.ts';
 import { countOf, int4, int8Count } from './columns.ts';
 import type { Db } from './db.ts';
+import { PREPARED } from './prepared.ts';
 import type { CompactionsTable, LlmCallsTable } from './schema.ts';
 
 /** A point in a conversation's call order: the start and span id of a call. */
@@ -181,7 +182,12 @@ export async function loadTimelinePage(
       eb(eb.refTuple('start_ns', 'span_id'), '>', eb.tuple(after.ns, after.spanId)),
     );
   }
-  const callRows = await callsQuery.orderBy('start_ns').orderBy('span_id').limit(limit).execute();
+  const callRows = await callsQuery
+    .orderBy('start_ns')
+    .orderBy('span_id')
+    .limit(limit)
+    .modifyEnd(PREPARED)
+    .execute();
   const lastRow = callRows.at(-1);
   if (!lastRow) return { calls: [], compactions: [], last: null };
   const last: TimelinePosition = { ns: String(lastRow.start_ns), spanId: lastRow.span_id };
@@ -193,7 +199,11 @@ export async function loadTimelinePage(
     .where('conversation_id', '=', key.conversationId)
     .where('at_ns', '<=', last.ns);
   if (after) compactionsQuery = compactionsQuery.where('at_ns', '>', after.ns);
-  const compactionRows = await compactionsQuery.orderBy('at_ns').orderBy('id').execute();
+  const compactionRows = await compactionsQuery
+    .orderBy('at_ns')
+    .orderBy('id')
+    .modifyEnd(PREPARED)
+    .execute();
 
   return {
     calls: callRows.map(toLlmCall),

@@ -183,6 +183,21 @@ describe('incremental evaluation', () => {
     expect(conversation).toMatchObject({ dirty: false, evaluated_span_id: 'f-000010' });
   });
 
+  it('evaluates several conversations in one transaction, sharing its call budget', async () => {
+    await ingest(store.db, [1, 2, 3].map((i) => call('ba', i, tokens(10_000))));
+    await ingest(store.db, [1, 2, 3].map((i) => call('bb', i, tokens(i === 3 ? 100 : 10_000))));
+    const results = await evaluate({ maxCallsPerTransaction: 4 });
+    // ba (3 calls) and the first call of bb share one transaction; bb's rest comes next.
+    expect(results.map((r) => [r.conversationId, r.calls, r.settled])).toEqual([
+      ['ba', 3, true],
+      ['bb', 1, false],
+      ['bb', 2, true],
+    ]);
+    expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('bb', 3)} warning`]);
+    const rows = await store.db.selectFrom('conversations').select(['id', 'dirty']).execute();
+    expect(rows.every((row) => !row.dirty)).toBe(true);
+  });
+
   it('waits for the quiet period before evaluating', async () => {
     await ingest(store.db, [call('g', 1, tokens(10_000)), call('g', 2, tokens(1_000))]);
     const evaluator = testEvaluator(store, {
