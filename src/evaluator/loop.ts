@@ -246,8 +246,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     // others join, claiming different conversations (SKIP LOCKED); one finding none stops.
     workers.push(worker());
     let outcomes: Array<PromiseSettledResult<void>> = [];
-    while (outcomes.length < workers.length)
-      outcomes = await Promise.allSettled([...workers]);
+    while (outcomes.length < workers.length) outcomes = await Promise.allSettled([...workers]);
     const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     failedRuns = failure ? failedRuns + 1 : 0;
     if (failure && !failing) {

@@ -50,7 +50,10 @@ describe('prepared statements', () => {
     const names = (await preparedNames()).filter((name) => name.startsWith('rotscope_'));
     expect(names).toHaveLength(1);
     // An unmarked query is not prepared.
-    await store.db.selectFrom('prepared_probe' as never).selectAll().execute();
+    await store.db
+      .selectFrom('prepared_probe' as never)
+      .selectAll()
+      .execute();
     expect((await preparedNames()).filter((name) => name.startsWith('rotscope_'))).toEqual(names);
   });
 

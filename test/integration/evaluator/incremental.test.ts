@@ -184,8 +184,14 @@ describe('incremental evaluation', () => {
   });
 
   it('evaluates several conversations in one transaction, sharing its call budget', async () => {
-    await ingest(store.db, [1, 2, 3].map((i) => call('ba', i, tokens(10_000))));
-    await ingest(store.db, [1, 2, 3].map((i) => call('bb', i, tokens(i === 3 ? 100 : 10_000))));
+    await ingest(
+      store.db,
+      [1, 2, 3].map((i) => call('ba', i, tokens(10_000))),
+    );
+    await ingest(
+      store.db,
+      [1, 2, 3].map((i) => call('bb', i, tokens(i === 3 ? 100 : 10_000))),
+    );
     const results = await evaluate({ maxCallsPerTransaction: 4 });
     // ba (3 calls) and the first call of bb share one transaction; bb's rest comes next.
     expect(results.map((r) => [r.conversationId, r.calls, r.settled])).toEqual([
