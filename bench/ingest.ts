@@ -21,6 +21,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { createTestDatabase } from '../test/helpers/store.ts';
+import { databaseCpu, microsEach, ownCpuSeconds, processCpuSeconds } from './cpu-time.ts';
 import { agentRun, encodeBatch, type BenchSpan } from './genai-spans.ts';
 import { startServerProcess } from './server-process.ts';
 
@@ -36,6 +37,42 @@ export interface IngestRun {
   ratioToCopy: number;
   p50Ms: number;
   p99Ms: number;
+  /**
+   * CPU per stored span during the load (µs, user + system, from /proc): the server process
+   * (on PGlite the database runs in it), PostgreSQL's backends, the load generator.
+   */
+  cpuMicrosPerSpan: { server: number | null; database: number | null; generator: number };
+  /** CPU per row of the baseline COPY (µs): the database (PGlite: in this process). */
+  copyCpuMicrosPerRow: number | null;
+}
+
+/** CPU seconds spent during a load, by process. */
+interface LoadCpu {
+  server: number | null;
+  database: number | null;
+  generator: number;
+}
+
+/** Measures the CPU of the server, the generator and (PostgreSQL) the database around `load`. */
+async function measuredLoad<T>(
+  serverPid: number,
+  query: ((text: string) => Promise<{ rows: unknown[] }>) | null,
+  load: () => Promise<T>,
+): Promise<{ value: T; cpu: LoadCpu }> {
+  const server = processCpuSeconds(serverPid);
+  const database = query ? await databaseCpu(query) : null;
+  const generator = ownCpuSeconds();
+  const value = await load();
+  const generatorSeconds = ownCpuSeconds() - generator;
+  const serverAfter = processCpuSeconds(serverPid);
+  return {
+    value,
+    cpu: {
+      server: server === null || serverAfter === null ? null : serverAfter - server,
+      database: database ? await database.stop() : null,
+      generator: generatorSeconds,
+    },
+  };
 }
 
 /** Bodies of exactly 512 spans (agent runs split across batches, as a BatchSpanProcessor does). */
@@ -122,9 +159,17 @@ async function runPostgres(content: boolean, total: number): Promise<IngestRun> 
     const before = await countSpans((text) => client.query(text));
     await sendAll(server.url, ingestBodies(4 * BATCH, content, 1_000_000)); // warm-up
     const warm = (await countSpans((text) => client.query(text))) - before;
-    const { seconds, latencies } = await sendAll(server.url, bodies).catch((error: unknown) => {
-      throw new Error(`${String(error)}; the server printed:\n${server.output().slice(-3000)}`);
-    });
+    const {
+      value: { seconds, latencies },
+      cpu,
+    } = await measuredLoad(
+      server.process.pid!,
+      (text) => client.query(text),
+      () =>
+        sendAll(server.url, bodies).catch((error: unknown) => {
+          throw new Error(`${String(error)}; the server printed:\n${server.output().slice(-3000)}`);
+        }),
+    );
     const stored = (await countSpans((text) => client.query(text))) - before - warm;
     await server.stop();
 
@@ -138,13 +183,21 @@ async function runPostgres(content: boolean, total: number): Promise<IngestRun> 
     );
     const copied = await countSpans((text) => client.query(text));
     await client.query('CREATE TABLE spans_copy (LIKE spans INCLUDING ALL)');
+    const backend = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0] as {
+      pid: number;
+    };
+    const copyCpu = processCpuSeconds(backend.pid, 'postgres');
     const copyStarted = performance.now();
     await pipeline(
       Readable.from(rows),
       client.query(copyFrom('COPY spans_copy FROM STDIN (FORMAT binary)')),
     );
     const copySeconds = (performance.now() - copyStarted) / 1000;
-    return result('postgres', content, stored, seconds, copied, copySeconds, latencies);
+    const copyCpuAfter = processCpuSeconds(backend.pid, 'postgres');
+    return result('postgres', content, stored, seconds, copied, copySeconds, latencies, {
+      load: cpu,
+      copy: copyCpu === null || copyCpuAfter === null ? null : copyCpuAfter - copyCpu,
+    });
   } finally {
     await client.end().catch(() => {});
     const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
@@ -160,7 +213,10 @@ async function runPglite(content: boolean, total: number): Promise<IngestRun> {
     const server = await startServerProcess({ ...serverEnv(), ROTSCOPE_DATA_DIR: dir });
     const { bodies, genAiSpans } = ingestLoad(total, content);
     await sendAll(server.url, ingestBodies(4 * BATCH, content, 1_000_000)); // warm-up
-    const { seconds, latencies } = await sendAll(server.url, bodies);
+    const {
+      value: { seconds, latencies },
+      cpu,
+    } = await measuredLoad(server.process.pid!, null, () => sendAll(server.url, bodies));
     await server.stop();
     const lite = await PGlite.create(dir);
     try {
@@ -170,14 +226,19 @@ async function runPglite(content: boolean, total: number): Promise<IngestRun> {
         "COPY (SELECT * FROM spans) TO '/dev/blob' (FORMAT binary)",
       );
       await lite.exec('CREATE TABLE spans_copy (LIKE spans INCLUDING ALL)');
+      const copyCpu = ownCpuSeconds();
       const copyStarted = performance.now();
       await lite.query("COPY spans_copy FROM '/dev/blob' (FORMAT binary)", [], {
         blob: exported.blob!,
       });
       const copySeconds = (performance.now() - copyStarted) / 1000;
+      const copyCpuSeconds = ownCpuSeconds() - copyCpu;
       // The warm-up's spans are in the table too: the timed load stored its GenAI spans.
       const stored = genAiSpans;
-      return result('pglite', content, stored, seconds, copied, copySeconds, latencies);
+      return result('pglite', content, stored, seconds, copied, copySeconds, latencies, {
+        load: cpu,
+        copy: copyCpuSeconds,
+      });
     } finally {
       await lite.close();
     }
@@ -194,6 +255,7 @@ function result(
   copied: number,
   copySeconds: number,
   latencies: number[],
+  cpu: { load: LoadCpu; copy: number | null },
 ): IngestRun {
   const ingestRate = stored / seconds;
   const copyRate = copied / copySeconds;
@@ -206,6 +268,12 @@ function result(
     ratioToCopy: Number((ingestRate / copyRate).toFixed(3)),
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
+    cpuMicrosPerSpan: {
+      server: microsEach(cpu.load.server, stored),
+      database: microsEach(cpu.load.database, stored),
+      generator: microsEach(cpu.load.generator, stored)!,
+    },
+    copyCpuMicrosPerRow: microsEach(cpu.copy, copied),
   };
 }
 
