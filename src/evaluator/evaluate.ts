@@ -17,11 +17,17 @@ import {
   saveEvaluation,
   type Checkpoint,
   type ClaimedConversation,
+  type PendingSave,
 } from '../store/conversations.ts';
 import type { Db } from '../store/db.ts';
 import { enqueueDeliveries } from '../store/deliveries.ts';
 import { upsertFinding } from '../store/findings.ts';
-import { loadTimelinePage, type TimelinePosition } from '../store/timeline.ts';
+import {
+  loadTimelinePage,
+  pageOfPrefetched,
+  type PrefetchedPage,
+  type TimelinePosition,
+} from '../store/timeline.ts';
 import { initialState, readState, type EvaluatorState } from './state.ts';
 import { applyWindowOverrides } from './window-overrides.ts';
 
@@ -43,6 +49,18 @@ export interface EvaluateOptions {
    * batch read them once. Absent: read for each evaluation.
    */
   alertSettings?: Map<string, AlertSettings>;
+  /**
+   * The conversation's first page, read with the rest of its batch (`prefetchTimelinePages`
+   * after `prefetchPosition(claimed)`, `prefetchLimit` calls); used when the evaluation
+   * starts where it was read from, else ignored.
+   */
+  prefetched?: PrefetchedPage;
+  prefetchLimit?: number;
+  /**
+   * Stores the new position and state later, with the batch's others (`saveEvaluations`,
+   * in the same transaction). Absent: stored before the evaluation returns.
+   */
+  saveLater?: (save: PendingSave) => void;
 }
 
 /** What one evaluation did. */
@@ -75,13 +93,34 @@ export interface FindingEvent {
   event: 'created' | 'escalated';
 }
 
-const DEFAULT_PAGE_SIZE = 500;
+export const DEFAULT_PAGE_SIZE = 500;
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 export const DEFAULT_MAX_CALLS_PER_TRANSACTION = 5000;
 const DEFAULT_CHECKPOINT_EVERY = 256;
+
+/** Whether the calls after `position` are all that is new (no late item at or before it). */
+function onlyNewAfter(claimed: ClaimedConversation): boolean {
+  const { position, pendingFromNs } = claimed;
+  return !(
+    position !== null &&
+    pendingFromNs !== null &&
+    BigInt(pendingFromNs) <= BigInt(position.ns)
+  );
+}
+
+/**
+ * Where an evaluation of `claimed` most likely starts reading (its stored position, or the
+ * start): what to prefetch. A rewind to a checkpoint starts elsewhere and reads for itself.
+ */
+export function prefetchPosition(claimed: ClaimedConversation): TimelinePosition | null {
+  return claimed.failures === 0 && onlyNewAfter(claimed) ? claimed.position : null;
+}
+
+const samePosition = (a: TimelinePosition | null, b: TimelinePosition | null) =>
+  a === null ? b === null : b !== null && a.ns === b.ns && a.spanId === b.spanId;
 
 /**
  * Where to resume: the stored position and state when every pending item lies after the
@@ -102,8 +141,7 @@ async function resumePoint(
   // After a failure, distrust the stored state (e.g. a detector whose state format changed).
   const stored = claimed.failures > 0 ? undefined : readState(claimed.state, detectors);
   const { position, pendingFromNs } = claimed;
-  const late =
-    position !== null && pendingFromNs !== null && BigInt(pendingFromNs) <= BigInt(position.ns);
+  const late = !onlyNewAfter(claimed);
   if (stored && position && !late) return { state: stored, position, start: 'incremental' };
   if (stored && position && pendingFromNs !== null) {
     const checkpoint: Checkpoint | undefined = await rewindToCheckpoint(db, claimed, pendingFromNs);
@@ -160,7 +198,11 @@ export async function evaluateConversation(
       break;
     }
     const want = Math.min(pageSize, maxCalls - calls);
-    const page = await loadTimelinePage(db, key, position, want);
+    const prefetched =
+      calls === 0 && options.prefetched && samePosition(options.prefetched.after, position)
+        ? pageOfPrefetched(options.prefetched, want, options.prefetchLimit ?? want)
+        : undefined;
+    const page = prefetched ?? (await loadTimelinePage(db, key, position, want));
     if (!page.last) break;
     const pageCalls = page.calls.map((call) =>
       applyWindowOverrides(call, settings.windowOverrides),
@@ -210,6 +252,7 @@ export async function evaluateConversation(
     }
   }
   await saveCheckpoints(db, key, checkpoints);
-  await saveEvaluation(db, claimed, { position, state, settled });
+  if (options.saveLater) options.saveLater({ claimed, result: { position, state, settled } });
+  else await saveEvaluation(db, claimed, { position, state, settled });
   return result;
 }

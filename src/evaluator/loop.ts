@@ -13,14 +13,19 @@ import type { AlertSettings } from '../store/alerts.ts';
 import {
   claimSettledConversations,
   recordEvaluationFailure,
+  saveEvaluations,
   type ClaimedConversation,
+  type PendingSave,
 } from '../store/conversations.ts';
+import { prefetchTimelinePages } from '../store/timeline.ts';
 import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Store } from '../store/db.ts';
 import { createEventLog } from '../log/event-log.ts';
 import {
   DEFAULT_MAX_CALLS_PER_TRANSACTION,
+  DEFAULT_PAGE_SIZE,
   evaluateConversation,
+  prefetchPosition,
   type EvaluateOptions,
   type EvaluationResult,
 } from './evaluate.ts';
@@ -111,6 +116,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const evaluateOptions: EvaluateOptions = { ...options.tuning, detectors };
   const maxCallsPerTransaction =
     evaluateOptions.maxCallsPerTransaction ?? DEFAULT_MAX_CALLS_PER_TRANSACTION;
+  const pageSize = evaluateOptions.pageSize ?? DEFAULT_PAGE_SIZE;
   const claimIdleTimeoutMs = Math.max(0, Math.round(options.claimIdleTimeoutMs ?? 30_000));
   const events = createEventLog(log, { intervalMs: config.logEventIntervalMs ?? 10_000 });
   let stopping = false;
@@ -150,22 +156,37 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
         // A short batch took every conversation settled now: no need to claim again.
         more = claimed.length === batchSize;
         const alertSettings = new Map<string, AlertSettings>();
+        // The first page of every claimed conversation, in two queries for the batch.
+        const prefetched = await prefetchTimelinePages(
+          trx,
+          claimed.map((conversation) => ({
+            workspaceId: conversation.workspaceId,
+            conversationId: conversation.conversationId,
+            after: prefetchPosition(conversation),
+          })),
+          pageSize,
+        );
+        const saves: PendingSave[] = [];
         const done: EvaluationResult[] = [];
         let callsLeft = maxCallsPerTransaction;
-        for (const conversation of claimed) {
+        for (const [i, conversation] of claimed.entries()) {
           if (callsLeft <= 0) break;
           current = conversation;
           const result = await evaluateConversation(trx, conversation, {
             ...evaluateOptions,
             maxCallsPerTransaction: callsLeft,
             alertSettings,
+            prefetched: prefetched[i]!,
+            prefetchLimit: pageSize,
+            saveLater: (save) => saves.push(save),
           });
           callsLeft -= result.calls;
           done.push(result);
         }
+        current = undefined;
+        await saveEvaluations(trx, saves);
         // Claimed conversations left for another transaction (not reached, or not finished).
         if (done.length < claimed.length || done.some((result) => !result.settled)) more = true;
-        current = undefined;
         return done;
       });
       return results.length > 0 ? { status: 'evaluated', results, more } : { status: 'none' };

@@ -194,6 +194,37 @@ export async function saveEvaluation(
     .execute();
 }
 
+/** One evaluation's result to store on its claimed row (see saveEvaluation). */
+export interface PendingSave {
+  claimed: Pick<ClaimedConversation, 'workspaceId' | 'conversationId' | 'lastIngestAt'>;
+  result: { position: TimelinePosition | null; state: unknown; settled: boolean };
+}
+
+/** `saveEvaluation` for several claimed rows in one statement (an evaluator's batch). */
+export async function saveEvaluations(db: Db, saves: readonly PendingSave[]): Promise<void> {
+  if (saves.length === 0) return;
+  const column = <T>(pick: (save: PendingSave) => T) => saves.map(pick);
+  await sql`
+    UPDATE conversations c SET
+      evaluated_ns = v.ns, evaluated_span_id = v.span_id, state = v.state::jsonb,
+      dirty = CASE WHEN v.settled THEN c.last_ingest_at <> v.claimed_at ELSE true END,
+      dirty_since = CASE WHEN v.settled AND c.last_ingest_at = v.claimed_at THEN NULL
+                         ELSE c.dirty_since END,
+      pending_from_ns = CASE WHEN v.settled AND c.last_ingest_at <> v.claimed_at
+                             THEN c.pending_from_ns END,
+      eval_failures = 0, eval_retry_at = NULL, eval_error = NULL, updated_at = now()
+    FROM unnest(
+      ${column((x) => x.claimed.workspaceId)}::text[],
+      ${column((x) => x.claimed.conversationId)}::text[],
+      ${column((x) => x.result.position?.ns ?? null)}::int8[],
+      ${column((x) => x.result.position?.spanId ?? null)}::text[],
+      ${column((x) => JSON.stringify(x.result.state))}::text[],
+      ${column((x) => x.result.settled)}::bool[],
+      ${column((x) => x.claimed.lastIngestAt)}::timestamptz[]
+    ) AS v(workspace_id, id, ns, span_id, state, settled, claimed_at)
+    WHERE c.workspace_id = v.workspace_id AND c.id = v.id ${PREPARED}`.execute(db);
+}
+
 /**
  * Records a failed evaluation (in its own transaction, after the failed one rolled back):
  * the conversation stays dirty and is retried after `retryAfterMs`.
