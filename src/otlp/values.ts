@@ -30,6 +30,14 @@ export function checkSpanId(hex: string): IdCheck {
   return hex.length === 16 && hex !== ZERO_SPAN && HEX.test(hex) ? 'ok' : 'invalid';
 }
 
+const INT64_LIMIT = 2n ** 63n;
+const INT64_MAX_TEXT = String(INT64_LIMIT - 1n);
+const DIGITS = /^\d{1,19}$/;
+
+/** Whether decimal digits without leading zeros name a number below 2^63 (no BigInt needed). */
+const belowInt64Limit = (digits: string) =>
+  DIGITS.test(digits) && (digits.length < INT64_MAX_TEXT.length || digits <= INT64_MAX_TEXT);
+
 /** A Unix-nano timestamp as a decimal string; undefined when it is not a non-negative integer below 2^63. */
 export function nanosString(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return '0';
@@ -37,14 +45,14 @@ export function nanosString(value: unknown): string | undefined {
     return Number.isFinite(value) && value >= 0 ? BigInt(Math.trunc(value)).toString() : undefined;
   }
   if (typeof value === 'string') {
-    return /^\d{1,19}$/.test(value) && BigInt(value) < 2n ** 63n
+    return /^\d{1,19}$/.test(value) && BigInt(value) < INT64_LIMIT
       ? BigInt(value).toString()
       : undefined;
   }
   if (typeof value === 'object' && 'toString' in value) {
-    // protobufjs Long (fixed64, unsigned)
+    // protobufjs Long (fixed64, unsigned): its decimal text has no leading zeros
     const text = String(value);
-    return /^\d{1,20}$/.test(text) && BigInt(text) < 2n ** 63n ? text : undefined;
+    return belowInt64Limit(text) ? text : undefined;
   }
   return undefined;
 }

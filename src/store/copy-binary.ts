@@ -15,6 +15,12 @@ export class CopyWriter {
   #buf: Buffer;
   #at = 0;
   readonly #types: readonly CopyType[];
+  /**
+   * Per column, the last object written as jsonb and where its field lies in the buffer: rows
+   * that share one object (every span of a batch holds its resource's) copy the bytes instead
+   * of stringifying and encoding it again.
+   */
+  readonly #lastObject: Array<{ value: object; start: number; end: number } | undefined> = [];
 
   constructor(types: readonly CopyType[], sizeHint = 64 * 1024) {
     this.#types = types;
@@ -43,10 +49,10 @@ export class CopyWriter {
     this.#reserve(2);
     this.#buf.writeInt16BE(types.length, this.#at);
     this.#at += 2;
-    for (let i = 0; i < types.length; i++) this.#field(types[i]!, values[i]);
+    for (let i = 0; i < types.length; i++) this.#field(types[i]!, values[i], i);
   }
 
-  #field(type: CopyType, value: unknown): void {
+  #field(type: CopyType, value: unknown, column: number): void {
     if (value === null || value === undefined) {
       this.#reserve(4);
       this.#buf.writeInt32BE(-1, this.#at);
@@ -57,6 +63,7 @@ export class CopyWriter {
       case 'text':
         return this.#string(String(value), false);
       case 'jsonb':
+        if (typeof value === 'object') return this.#jsonbObject(value, column);
         return this.#string(typeof value === 'string' ? value : JSON.stringify(value), true);
       case 'int2':
         this.#reserve(6);
@@ -83,6 +90,20 @@ export class CopyWriter {
         this.#at += 5;
         return;
     }
+  }
+
+  #jsonbObject(value: object, column: number): void {
+    const last = this.#lastObject[column];
+    if (last?.value === value) {
+      const length = last.end - last.start;
+      this.#reserve(length);
+      this.#buf.copy(this.#buf, this.#at, last.start, last.end);
+      this.#at += length;
+      return;
+    }
+    const start = this.#at;
+    this.#string(JSON.stringify(value), true);
+    this.#lastObject[column] = { value, start, end: this.#at };
   }
 
   /** text: the UTF-8 bytes; jsonb: a version byte (1) and the JSON text. */
