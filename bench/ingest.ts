@@ -10,7 +10,9 @@
  * own `COPY … FROM '/dev/blob'`) always; BENCH_BACKENDS=postgres or =pglite picks one.
  * BENCH_SPANS (default 24,576 = 48 batches) sizes each load; BENCH_NO_EVALUATOR=1 turns the
  * evaluator off. The server runs from src/ (ROTSCOPE_FROM_SOURCE=1) unless BENCH_FROM_DIST=1;
- * BENCH_CPU_PROF=DIR profiles it (`node --cpu-prof`).
+ * BENCH_CPU_PROF=DIR profiles it (`node --cpu-prof`). Each run reports CPU per span by process
+ * (from /proc) and, on PostgreSQL, the evaluation work left when the load ends (`afterLoad`):
+ * the rate alone would credit a server for evaluating later.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +46,13 @@ export interface IngestRun {
   cpuMicrosPerSpan: { server: number | null; database: number | null; generator: number };
   /** CPU per row of the baseline COPY (µs): the database (PGlite: in this process). */
   copyCpuMicrosPerRow: number | null;
+  /**
+   * PostgreSQL: after the load, the time until no conversation is left to evaluate (ms; it
+   * includes the evaluator's quiet period) and the server's and database's CPU per stored
+   * span in that time: the evaluation work the load left behind. Null on PGlite (its data
+   * directory is the server's while it runs).
+   */
+  afterLoad: { drainMs: number; server: number | null; database: number | null } | null;
 }
 
 /** CPU seconds spent during a load, by process. */
@@ -142,6 +151,21 @@ function serverEnv(): Record<string, string> {
   };
 }
 
+/** Waits until no conversation is dirty (the evaluator caught up); returns the ms it took. */
+async function untilEvaluated(
+  query: (text: string) => Promise<{ rows: unknown[] }>,
+  timeoutMs = 120_000,
+): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const { rows } = await query('SELECT count(*)::int AS n FROM conversations WHERE dirty');
+    if ((rows[0] as { n: number }).n === 0) return performance.now() - started;
+    if (performance.now() - started > timeoutMs)
+      throw new Error(`conversations still dirty after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 async function countSpans(query: (text: string) => Promise<{ rows: unknown[] }>) {
   const result = await query('SELECT count(*)::int AS n FROM spans');
   return (result.rows[0] as { n: number }).n;
@@ -171,6 +195,11 @@ async function runPostgres(content: boolean, total: number): Promise<IngestRun> 
         }),
     );
     const stored = (await countSpans((text) => client.query(text))) - before - warm;
+    const drained = await measuredLoad(
+      server.process.pid!,
+      (text) => client.query(text),
+      () => untilEvaluated((text) => client.query(text)),
+    );
     await server.stop();
 
     // The baseline: the same rows, binary COPY into a table like spans, one transaction.
@@ -197,6 +226,7 @@ async function runPostgres(content: boolean, total: number): Promise<IngestRun> 
     return result('postgres', content, stored, seconds, copied, copySeconds, latencies, {
       load: cpu,
       copy: copyCpu === null || copyCpuAfter === null ? null : copyCpuAfter - copyCpu,
+      drain: { ms: drained.value, cpu: drained.cpu },
     });
   } finally {
     await client.end().catch(() => {});
@@ -255,7 +285,7 @@ function result(
   copied: number,
   copySeconds: number,
   latencies: number[],
-  cpu: { load: LoadCpu; copy: number | null },
+  cpu: { load: LoadCpu; copy: number | null; drain?: { ms: number; cpu: LoadCpu } },
 ): IngestRun {
   const ingestRate = stored / seconds;
   const copyRate = copied / copySeconds;
@@ -274,6 +304,13 @@ function result(
       generator: microsEach(cpu.load.generator, stored)!,
     },
     copyCpuMicrosPerRow: microsEach(cpu.copy, copied),
+    afterLoad: cpu.drain
+      ? {
+          drainMs: Math.round(cpu.drain.ms),
+          server: microsEach(cpu.drain.cpu.server, stored),
+          database: microsEach(cpu.drain.cpu.database, stored),
+        }
+      : null,
   };
 }
 
