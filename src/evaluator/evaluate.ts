@@ -51,11 +51,10 @@ export interface EvaluateOptions {
   alertSettings?: Map<string, AlertSettings>;
   /**
    * The conversation's first page, read with the rest of its batch (`prefetchTimelinePages`
-   * after `prefetchPosition(claimed)`, `prefetchLimit` calls); used when the evaluation
-   * starts where it was read from, else ignored.
+   * after `prefetchPosition(claimed)`); used when the evaluation starts where it was read
+   * from, else ignored.
    */
   prefetched?: PrefetchedPage;
-  prefetchLimit?: number;
   /**
    * Stores the new position and state later, with the batch's others (`saveEvaluations`,
    * in the same transaction). Absent: stored before the evaluation returns.
@@ -154,7 +153,7 @@ async function resumePoint(
 }
 
 /**
- * Evaluates a conversation claimed with `claimSettledConversation`, in the same transaction
+ * Evaluates a conversation claimed with `claimSettledConversations`, in the same transaction
  * (`db`). Findings and their deliveries are written there too: they commit or roll back
  * with the position.
  */
@@ -200,7 +199,7 @@ export async function evaluateConversation(
     const want = Math.min(pageSize, maxCalls - calls);
     const prefetched =
       calls === 0 && options.prefetched && samePosition(options.prefetched.after, position)
-        ? pageOfPrefetched(options.prefetched, want, options.prefetchLimit ?? want)
+        ? pageOfPrefetched(options.prefetched, want)
         : undefined;
     const page = prefetched ?? (await loadTimelinePage(db, key, position, want));
     if (!page.last) break;

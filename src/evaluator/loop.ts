@@ -177,7 +177,6 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
             maxCallsPerTransaction: callsLeft,
             alertSettings,
             prefetched: prefetched[i]!,
-            prefetchLimit: pageSize,
             saveLater: (save) => saves.push(save),
           });
           callsLeft -= result.calls;

@@ -149,15 +149,6 @@ export async function claimSettledConversations(
   }));
 }
 
-/** Claims one settled conversation (see claimSettledConversations). */
-export async function claimSettledConversation(
-  db: Db,
-  options: { quietMs: number; maxWaitMs?: number | undefined },
-): Promise<ClaimedConversation | undefined> {
-  const [claimed] = await claimSettledConversations(db, { ...options, limit: 1 });
-  return claimed;
-}
-
 /**
  * Stores an evaluation's result on the claimed row: the new position and state, and resets
  * the failure count. With `settled`, also clears `dirty`, `dirty_since` and `pending_from_ns` — but only if
@@ -166,32 +157,10 @@ export async function claimSettledConversation(
  */
 export async function saveEvaluation(
   db: Db,
-  claimed: Pick<ClaimedConversation, 'workspaceId' | 'conversationId' | 'lastIngestAt'>,
-  result: { position: TimelinePosition | null; state: unknown; settled: boolean },
+  claimed: PendingSave['claimed'],
+  result: PendingSave['result'],
 ): Promise<void> {
-  const unchanged = sql<boolean>`last_ingest_at = ${claimed.lastIngestAt}::timestamptz`;
-  await db
-    .updateTable('conversations')
-    .set({
-      evaluated_ns: result.position?.ns ?? null,
-      evaluated_span_id: result.position?.spanId ?? null,
-      state: JSON.stringify(result.state),
-      dirty: result.settled ? sql<boolean>`NOT (${unchanged})` : true,
-      dirty_since: result.settled
-        ? sql<Date | null>`CASE WHEN ${unchanged} THEN NULL ELSE dirty_since END`
-        : sql<Date | null>`dirty_since`,
-      pending_from_ns: result.settled
-        ? sql<string | null>`CASE WHEN ${unchanged} THEN NULL ELSE pending_from_ns END`
-        : null,
-      eval_failures: 0,
-      eval_retry_at: null,
-      eval_error: null,
-      updated_at: sql<Date>`now()`,
-    })
-    .where('workspace_id', '=', claimed.workspaceId)
-    .where('id', '=', claimed.conversationId)
-    .modifyEnd(PREPARED)
-    .execute();
+  await saveEvaluations(db, [{ claimed, result }]);
 }
 
 /** One evaluation's result to store on its claimed row (see saveEvaluation). */

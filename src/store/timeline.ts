@@ -216,7 +216,9 @@ export async function loadTimelinePage(
 export interface PrefetchedPage {
   /** The position it was read after (null: from the start). */
   after: TimelinePosition | null;
-  /** Up to the prefetch limit of calls after it, in order. */
+  /** Most calls it was read with. */
+  limit: number;
+  /** Up to `limit` calls after it, in order. */
   calls: LlmCall[];
   /** Every compaction after `after`, in order (cut to a page's last call when used). */
   compactions: Compaction[];
@@ -260,6 +262,7 @@ export async function prefetchTimelinePages(
     ORDER BY w.n, c.at_ns, c.id ${PREPARED}`.execute(db);
   const pages: PrefetchedPage[] = wanted.map((w) => ({
     after: w.after,
+    limit,
     calls: [],
     compactions: [],
   }));
@@ -277,9 +280,8 @@ export async function prefetchTimelinePages(
 export function pageOfPrefetched(
   prefetched: PrefetchedPage,
   limit: number,
-  prefetchLimit: number,
 ): TimelinePage | undefined {
-  if (prefetched.calls.length < limit && prefetched.calls.length === prefetchLimit)
+  if (prefetched.calls.length < limit && prefetched.calls.length === prefetched.limit)
     return undefined;
   const calls = prefetched.calls.slice(0, limit);
   const lastCall = calls.at(-1);

@@ -3,7 +3,10 @@
  * Code) wait their own settle time before evaluation; others only the default quiet time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimSettledConversation, markConversationsDirty } from '../../src/store/conversations.ts';
+import {
+  claimSettledConversations,
+  markConversationsDirty,
+} from '../../src/store/conversations.ts';
 import { createTestStore, type TestStore } from '../helpers/store.ts';
 
 let store: TestStore;
@@ -17,7 +20,10 @@ afterAll(async () => {
 const claim = () =>
   store.db
     .transaction()
-    .execute((trx) => claimSettledConversation(trx, { quietMs: 0, maxWaitMs: 0 }));
+    .execute(
+      async (trx) =>
+        (await claimSettledConversations(trx, { quietMs: 0, maxWaitMs: 0, limit: 1 }))[0],
+    );
 
 describe('settle time', () => {
   it('holds a conversation with a settle time until it has been quiet that long', async () => {

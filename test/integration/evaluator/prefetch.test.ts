@@ -48,14 +48,12 @@ describe('prefetched timeline pages', () => {
     for (const [i, w] of wanted.entries()) {
       for (const limit of [1, 2, 3, 5]) {
         const expected = await loadTimelinePage(store.db, w, w.after, limit);
-        expect(pageOfPrefetched(pages[i]!, limit, prefetchLimit), `${i} ${limit}`).toEqual(
-          expected,
-        );
+        expect(pageOfPrefetched(pages[i]!, limit), `${i} ${limit}`).toEqual(expected);
       }
     }
     // A page bigger than the prefetch cannot be told from it.
-    expect(pageOfPrefetched(pages[0]!, 6, prefetchLimit)).toBeUndefined();
-    expect(pageOfPrefetched(pages[2]!, 6, prefetchLimit)).toEqual(
+    expect(pageOfPrefetched(pages[0]!, 6)).toBeUndefined();
+    expect(pageOfPrefetched(pages[2]!, 6)).toEqual(
       await loadTimelinePage(store.db, wanted[2]!, null, 6),
     );
   });
