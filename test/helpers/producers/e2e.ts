@@ -26,8 +26,10 @@ export interface Harness {
 }
 
 export async function startHarness(): Promise<Harness> {
-  // the evaluator runs (quiet 100 ms, as in startTestServer) so the findings can be read back
-  const server = await startTestServer({ config: { splitEvidenceSettleMs: 500 } });
+  // the evaluator runs (quiet 100 ms, as in startTestServer) so the findings can be read back;
+  // Claude Code's logs (its compaction event) may commit well after its spans on a loaded
+  // 2-core run, and a drop judged before them stays a warning: 2 s to settle (production: 6 s)
+  const server = await startTestServer({ config: { splitEvidenceSettleMs: 2_000 } });
   const llm = await startFakeLlm();
   return {
     server,
