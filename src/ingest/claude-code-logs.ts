@@ -92,7 +92,7 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
     if (name === 'claude_code.api_request' || overflow !== null) {
       const requestId = str(a, 'request_id');
       const sideCall = sideCallOf(a);
-      const usage = contextUsage(readRawUsage(a), true);
+      const usage = contextUsage(readRawUsage(a), 'native_excludes');
       const model = str(a, 'model');
       const win = contextWindowFor(model, usage.contextTokens, ctx.windowOverrides);
       const dur = num(a, 'duration_ms');

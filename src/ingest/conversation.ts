@@ -14,9 +14,19 @@ const CONVERSATION_KEYS = [
   'langfuse.session.id', // Langfuse SDK compat key; 5.x sends `session.id`
 ] as const;
 
+/**
+ * Claude Code's conversation is always its `session.id`: from 2.1.3xx its spans also carry
+ * `gen_ai.conversation.id`, which on a sub-agent's spans is the sub-agent's id (conventions
+ * §5.0.1), a stream of the session and not a conversation of its own.
+ */
+const CLAUDE_CODE_CONVERSATION_KEYS = [
+  'session.id',
+  ...CONVERSATION_KEYS.filter((k) => k !== 'session.id'),
+] as const;
+
 /** The conversation id sent on these attributes (§9.2 rules 1–5), or null. */
-export function conversationIdOf(attrs: Attributes): string | null {
-  for (const k of CONVERSATION_KEYS) {
+export function conversationIdOf(attrs: Attributes, claudeCode = false): string | null {
+  for (const k of claudeCode ? CLAUDE_CODE_CONVERSATION_KEYS : CONVERSATION_KEYS) {
     const v = attrs[k];
     if (typeof v === 'string' && v !== '') return v;
     if (typeof v === 'number') return String(v);
@@ -66,12 +76,26 @@ export function sideCallOf(attrs: Attributes): string | null {
   return classifyQuerySource(qs) === 'side' ? qs : null;
 }
 
-/** Claude Code sub-agent identity on a span or log: `agent_id`, else `agent.id`. */
+/**
+ * Claude Code sub-agent identity on a span or log: `agent_id`, else `agent.id`, else a
+ * `gen_ai.conversation.id` that is not the session (2.1.3xx puts the sub-agent's id there, also
+ * on the tool sub-spans that carry no `agent_id`).
+ */
 export function claudeCodeAgentId(attrs: Attributes): string | null {
   for (const k of ['agent_id', 'agent.id']) {
     const v = attrs[k];
     if (typeof v === 'string' && v !== '') return v;
   }
+  const conversation = attrs['gen_ai.conversation.id'];
+  const session = attrs['session.id'];
+  if (
+    typeof conversation === 'string' &&
+    conversation !== '' &&
+    typeof session === 'string' &&
+    session !== '' &&
+    conversation !== session
+  )
+    return conversation;
   const qs = querySourceOf(attrs);
   if (qs !== null && classifyQuerySource(qs) === 'subagent') {
     const name = attrs['agent.name'];

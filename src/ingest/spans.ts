@@ -71,6 +71,11 @@ function hasGenAiKey(attrs: Attributes): boolean {
   return false;
 }
 
+/** A span of Claude Code's own telemetry (`claude_code.*`). */
+function isClaudeCodeSpan(span: Span): boolean {
+  return span.name.startsWith('claude_code');
+}
+
 function producerOf(span: Span, rule: RoleRule): string {
   if (span.name.startsWith('claude_code.') || rule === 'claude_code') return 'claude_code';
   const a = span.attributes;
@@ -122,7 +127,7 @@ class Grouping {
   ) {
     for (const n of nodes) {
       if (this.traceConv.has(n.traceId)) continue;
-      const c = conversationIdOf(n.span.attributes);
+      const c = conversationIdOf(n.span.attributes, isClaudeCodeSpan(n.span));
       if (c !== null) this.traceConv.set(n.traceId, c);
     }
   }
@@ -135,15 +140,16 @@ class Grouping {
 
   /** §9.2: own attributes, ancestors, any span of the trace, resource, else the trace id (synthetic). */
   conversation(n: Node): { id: string; synthetic: boolean } {
+    const claudeCode = isClaudeCodeSpan(n.span);
     let cur: Node | undefined = n;
     for (let i = 0; cur !== undefined && i < 256; i++) {
-      const c = conversationIdOf(cur.span.attributes);
+      const c = conversationIdOf(cur.span.attributes, claudeCode);
       if (c !== null) return { id: c, synthetic: false };
       cur = this.parentOf(cur);
     }
     const t = this.traceConv.get(n.traceId);
     if (t !== undefined) return { id: t, synthetic: false };
-    const r = conversationIdOf(n.span.resource);
+    const r = conversationIdOf(n.span.resource, claudeCode);
     if (r !== null) return { id: r, synthetic: false };
     return { id: n.traceId, synthetic: true };
   }
@@ -225,7 +231,7 @@ export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): S
       n.role === 'compaction' ||
       span.events.length > 0;
     if (needsGrouping) {
-      const claudeCode = span.name.startsWith('claude_code');
+      const claudeCode = isClaudeCodeSpan(span);
       const conv = grouping.conversation(n);
       const agentId = grouping.agent(n, claudeCode);
       const streamKey = streamKeyOf(conv.id, agentId);
@@ -311,10 +317,15 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
   const span = n.span;
   const a = span.attributes;
   const producer = producerOf(span, n.rule);
-  // Claude Code and Langfuse count input tokens without the cache (docs/producers.md)
+  // Langfuse counts input tokens without the cache; Claude Code's native counts do too, its
+  // semconv `gen_ai.usage.input_tokens` (2.1.3xx) does not (docs/producers.md)
   const usage = contextUsage(
     readRawUsage(a),
-    producer === 'claude_code' || producer === 'langfuse',
+    producer === 'claude_code'
+      ? 'native_excludes'
+      : producer === 'langfuse'
+        ? 'excludes'
+        : 'unknown',
   );
   const reqModel = requestModel(a);
   const resModel = responseModel(a, reqModel);

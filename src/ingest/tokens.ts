@@ -47,6 +47,8 @@ const OUT = [
 /** Raw token readings of one call, before the context-usage rule. */
 export interface RawUsage {
   inputTokensRaw: number | null;
+  /** The attribute (or usage key) the raw input was read from; null when none or unknown. */
+  inputKey?: string | null;
   cacheReadTokens: number | null;
   cacheWriteTokens: number | null;
   outputTokens: number | null;
@@ -96,6 +98,7 @@ function langfuseUsage(attrs: Attributes): RawUsage | null {
   if (!isObj(u)) return null;
   return {
     inputTokensRaw: numField(u, 'input'),
+    inputKey: 'langfuse.observation.usage_details.input',
     cacheReadTokens: firstField(u, LANGFUSE_CACHE_READ),
     cacheWriteTokens: firstField(u, LANGFUSE_CACHE_WRITE),
     outputTokens: numField(u, 'output'),
@@ -111,8 +114,10 @@ export function readRawUsage(attrs: Attributes): RawUsage {
     providerMetadataCacheWrite(attrs) ??
     firstNum(attrs, ['cache_creation_tokens'])?.value ??
     null;
+  const input = firstNum(attrs, IN_RAW);
   return {
-    inputTokensRaw: firstNum(attrs, IN_RAW)?.value ?? null,
+    inputTokensRaw: input?.value ?? null,
+    inputKey: input?.key ?? null,
     cacheReadTokens: firstNum(attrs, CACHE_READ)?.value ?? null,
     cacheWriteTokens: cw,
     outputTokens: firstNum(attrs, OUT)?.value ?? null,
@@ -120,22 +125,48 @@ export function readRawUsage(attrs: Attributes): RawUsage {
 }
 
 /**
- * Applies the context-usage rule (conventions §9.3):
- * - a producer known to exclude cache (Claude Code spans, logs, transcripts): raw + cache;
+ * Semantic-convention input counts that include the cache (semconv ≥1.40). A producer that
+ * sends its own cache-exclusive count beside one of these (Claude Code ≥ 2.1.3xx sends
+ * `gen_ai.usage.input_tokens` = input + cache read + cache write beside its native
+ * `input_tokens`, conventions §5.0.1) is read per attribute, not per producer.
+ */
+const INCLUSIVE_KEYS: ReadonlySet<string> = new Set(['gen_ai.usage.input_tokens']);
+
+/**
+ * How a producer's raw input count relates to the cache:
+ * - `excludes`: every input count it sends excludes the cache (transcripts, Anthropic usage, Langfuse);
+ * - `native_excludes`: its native keys exclude the cache, the semconv keys of
+ *   {@link INCLUSIVE_KEYS} include it (Claude Code spans and log events);
+ * - `unknown`: decided from the readings (see {@link contextUsage}).
+ */
+export type CacheConvention = 'excludes' | 'native_excludes' | 'unknown';
+
+/**
+ * Applies the context-usage rule (conventions §9.3), per attribute:
+ * - a semconv input count of a producer whose native counts exclude cache (`native_excludes`):
+ *   raw as is (`inclusive_attribute`, measured: Claude Code 2.1.332);
+ * - a count known to exclude cache (`excludes`, or a native count of `native_excludes`):
+ *   raw + cache (`exclusive_producer`);
  * - raw < cache read + cache write: raw must exclude cache, raw + cache (`exclusive_inferred`);
  * - cache readings present otherwise: raw taken as inclusive (`inclusive`). This is the
  *   ambiguous case: an exclusive producer with a small cache looks inclusive, and usage is then
  *   under-counted by at most the cache;
  * - no cache readings: raw as is (`no_cache`).
- * No raw input gives null usage.
+ * No raw input gives null usage. Whichever of a producer's keys is present, the usage is the
+ * same number.
  */
-export function contextUsage(raw: RawUsage, producerExcludesCache: boolean): Usage {
+export function contextUsage(raw: RawUsage, convention: CacheConvention): Usage {
   const { inputTokensRaw: inRaw, cacheReadTokens: cr, cacheWriteTokens: cw } = raw;
   let contextTokens: number | null = null;
   let usageRule: UsageRule | null = null;
   if (inRaw !== null) {
     const cache = (cr ?? 0) + (cw ?? 0);
-    if (producerExcludesCache) {
+    const semconvInclusive =
+      convention === 'native_excludes' && INCLUSIVE_KEYS.has(raw.inputKey ?? '');
+    if (semconvInclusive && inRaw >= cache) {
+      contextTokens = inRaw;
+      usageRule = 'inclusive_attribute';
+    } else if (convention !== 'unknown' && !semconvInclusive) {
       contextTokens = inRaw + cache;
       usageRule = 'exclusive_producer';
     } else if (cr === null && cw === null) {

@@ -10,7 +10,9 @@
  *   between two calls is split over what was added between them, in proportion to its
  *   characters (conventions §9.7, item 7). Without a previous call, 4 characters count as a
  *   token. A fall in usage empties the held results; `compact_boundary` does too, and yields
- *   a Compaction. The system prompt is unknown (null).
+ *   a Compaction. The system prompt is unknown (null) unless the transcript has the request
+ *   lines of Claude Code ≥ 2.1.3xx (`api-request` → `api-request-shape`, with the full system
+ *   prompt): then it is its characters / 4, and the request's `querySource` marks side calls.
  * - `type: "summary"` lines are titles, not compactions.
  * - Ids are derived (trace = sha256(sessionId), span = sha256(message.id)) so a re-import
  *   writes the same rows.
@@ -18,7 +20,7 @@
 import type { Compaction, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
 import { isObj, msToNs, numField } from './attrs.ts';
 import { compaction, normalizeTrigger } from './compactions.ts';
-import { streamKeyOf } from './conversation.ts';
+import { classifyQuerySource, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
 import { fromProviderMessage, type Msg } from './messages.ts';
@@ -128,6 +130,7 @@ export function normalizeTranscript(
   const sidechainRoot = new Map<string, string>();
   const streams = new Map<string, Stream>();
   const byMessageId = new Map<string, LlmCall>();
+  const requests = new RequestLines();
 
   let start = 0;
   while (start < text.length) {
@@ -144,6 +147,12 @@ export function normalizeTranscript(
     }
     if (!isObj(line)) continue;
     const type = s(line, 'type');
+    if (type === 'api-request-shape' || type === 'api-request') {
+      requests.read(type, line);
+      continue;
+    }
+    // other entry types (`attachment`, `cost-state`, `tools-used`, `api-request-blob`, ...) say
+    // nothing a call needs
     if (type !== 'assistant' && type !== 'user' && type !== 'system') continue;
 
     const sessionId = s(line, 'sessionId') ?? options.sessionId ?? 'unknown-session';
@@ -238,6 +247,7 @@ export function normalizeTranscript(
         atNs,
         model,
         stream,
+        request: requests.of(s(line, 'requestRef')),
       });
       byMessageId.set(messageId, call);
       calls.push(call);
@@ -267,6 +277,56 @@ export function normalizeTranscript(
   return { calls, toolResults, compactions };
 }
 
+/** What a 2.1.3xx `api-request` line (with its `api-request-shape`) says about one request. */
+interface RequestFacts {
+  /** Characters of the system prompt the request sent; null when its shape is not known. */
+  systemChars: number | null;
+  /** `querySource` (`sdk`, `compact`, `agent:…`); null when absent. */
+  querySource: string | null;
+}
+
+/**
+ * The request lines of Claude Code ≥ 2.1.3xx transcripts: `api-request-shape` carries the
+ * full system prompt and tools once per shape (`shapeHash`), each `api-request` names its
+ * shape and query source, and the assistant line names its request (`requestRef`).
+ */
+class RequestLines {
+  private readonly systemChars = new Map<string, number>();
+  private readonly requests = new Map<
+    string,
+    { shapeHash: string | null; querySource: string | null }
+  >();
+
+  read(type: 'api-request-shape' | 'api-request', line: Line): void {
+    if (type === 'api-request-shape') {
+      const hash = s(line, 'shapeHash');
+      const shape = line['shape'];
+      if (hash === null || !isObj(shape)) return;
+      this.systemChars.set(hash, systemPromptChars(shape['system']));
+      return;
+    }
+    const id = s(line, 'id');
+    if (id === null) return;
+    this.requests.set(id, { shapeHash: s(line, 'shapeHash'), querySource: s(line, 'querySource') });
+  }
+
+  of(requestRef: string | null): RequestFacts | null {
+    const r = requestRef === null ? undefined : this.requests.get(requestRef);
+    if (r === undefined) return null;
+    const chars = r.shapeHash === null ? undefined : this.systemChars.get(r.shapeHash);
+    return { systemChars: chars ?? null, querySource: r.querySource };
+  }
+}
+
+/** Characters of a Messages API `system` (a string or text blocks). */
+function systemPromptChars(system: unknown): number {
+  if (typeof system === 'string') return system.length;
+  if (!Array.isArray(system)) return 0;
+  let n = 0;
+  for (const b of system) if (isObj(b) && typeof b['text'] === 'string') n += b['text'].length;
+  return n;
+}
+
 interface CallInit {
   ctx: NormalizeContext;
   sessionId: string;
@@ -277,6 +337,8 @@ interface CallInit {
   atNs: string;
   model: string | null;
   stream: Stream;
+  /** The request line of this call (2.1.3xx), if the transcript has one. */
+  request: RequestFacts | null;
 }
 
 /**
@@ -293,7 +355,7 @@ export function transcriptUsage(message: Line): Usage | null {
     if (isObj(last)) raw = rawUsageOf(last);
   }
   if (allZero(raw)) return null;
-  return contextUsage(raw, true);
+  return contextUsage(raw, 'excludes');
 }
 
 function rawUsageOf(u: Line) {
@@ -328,7 +390,14 @@ function newCall(line: Line, message: Line, init: CallInit): LlmCall {
   const stop = typeof message['stop_reason'] === 'string' ? message['stop_reason'] : null;
   const finishClass = classifyFinishReason(stop);
 
-  const sideCall = init.agentId !== null && init.agentId.startsWith('acompact') ? 'compact' : null;
+  const querySource = init.request?.querySource ?? null;
+  const sideCall =
+    init.agentId !== null && init.agentId.startsWith('acompact')
+      ? 'compact'
+      : querySource !== null && classifyQuerySource(querySource) === 'side'
+        ? querySource
+        : null;
+  const systemChars = init.request?.systemChars ?? null;
   return {
     workspaceId: init.ctx.workspaceId,
     traceId: init.traceId,
@@ -358,7 +427,8 @@ function newCall(line: Line, message: Line, init: CallInit): LlmCall {
     parts: {
       unit: 'tokens',
       total: null,
-      system: null,
+      // the system prompt of the request's shape, in estimated tokens (2.1.3xx transcripts)
+      system: systemChars === null ? null : Math.round(systemChars / CHARS_PER_TOKEN),
       tools: holdNewResults(init.stream, usage.contextTokens),
       source: 'estimated',
     },

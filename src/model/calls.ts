@@ -22,10 +22,17 @@ export type FinishClass =
  * How `contextTokens` was computed from the raw readings (conventions §9.3):
  * - `exclusive_producer`: the producer is known to exclude cache (Claude Code, transcripts), raw + cache;
  * - `exclusive_inferred`: raw < cache read + write, so raw must exclude cache, raw + cache;
+ * - `inclusive_attribute`: the attribute is defined to include cache and the producer was measured
+ *   to follow it (Claude Code ≥ 2.1.3xx `gen_ai.usage.input_tokens`), raw as is;
  * - `inclusive`: raw taken as including cache (semconv ≥1.40); may under-count when cache is small;
  * - `no_cache`: no cache readings at all, raw as is.
  */
-export type UsageRule = 'exclusive_producer' | 'exclusive_inferred' | 'inclusive' | 'no_cache';
+export type UsageRule =
+  | 'exclusive_producer'
+  | 'exclusive_inferred'
+  | 'inclusive_attribute'
+  | 'inclusive'
+  | 'no_cache';
 
 /**
  * Where a call's context window number came from: the catalog (the model id settles it), a

@@ -3,39 +3,18 @@
  * scenarios, test/fixtures/real/claude-code-2.1.197/PROVENANCE.md): OTLP bodies as the CLI sent
  * them and the transcript it wrote.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { normalizeLogs, normalizeSpans, normalizeTranscript } from '../../../src/ingest/index.ts';
 import { assumedWindow, contextWindowFor } from '../../../src/ingest/windows.ts';
 import type { LlmCall } from '../../../src/model/calls.ts';
-import type { LogRecord, Span } from '../../../src/model/telemetry.ts';
-import { decodeLogs, decodeTraces } from '../../../src/otlp/decode.ts';
-import { CTX } from './helpers.ts';
+import { CTX, capturedOtlp } from './helpers.ts';
 
 const DIR = join(import.meta.dirname, '../../fixtures/real/claude-code-2.1.197');
 
 /** Every span and log record of one captured session, decoded as the receiver decodes them. */
-function captured(name: string): { spans: Span[]; logs: LogRecord[] } {
-  const spans: Span[] = [];
-  const logs: LogRecord[] = [];
-  for (const f of readdirSync(join(DIR, name)).sort()) {
-    if (!/-(traces|logs)\.(json|pb)$/.test(f)) continue;
-    const raw = readFileSync(join(DIR, name, f));
-    const body = f.endsWith('.json') ? raw.toString('utf8') : raw;
-    const encoding = f.endsWith('.json') ? 'json' : 'protobuf';
-    if (f.includes('-traces.')) {
-      const r = decodeTraces(body, encoding);
-      if (!r.ok) throw new Error(`${f}: ${r.reason}`);
-      spans.push(...r.value.items);
-    } else {
-      const r = decodeLogs(body, encoding);
-      if (!r.ok) throw new Error(`${f}: ${r.reason}`);
-      logs.push(...r.value.items);
-    }
-  }
-  return { spans, logs };
-}
+const captured = (name: string) => capturedOtlp(join(DIR, name));
 
 const mainCalls = (calls: LlmCall[]) =>
   calls

@@ -1,6 +1,8 @@
 /** Builders for ingest unit tests: spans and log records with defaults, and OTLP/JSON files as spans. */
 import type { Attributes, LogRecord, Span } from '../../../src/model/telemetry.ts';
-import { decodeTraceJsonFile } from '../../../src/otlp/decode.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { decodeLogs, decodeTraceJsonFile, decodeTraces } from '../../../src/otlp/decode.ts';
 import type { NormalizeContext } from '../../../src/ingest/index.ts';
 
 export const CTX: NormalizeContext = {
@@ -56,4 +58,29 @@ export function spansFromOtlpJson(text: string): Span[] {
   if (!decoded.ok) throw new Error(decoded.reason);
   if (decoded.value.rejected.length > 0) throw new Error(decoded.value.rejected[0]!.detail);
   return decoded.value.items;
+}
+
+/**
+ * Every span and log record of one captured session (a folder of `NNN-traces.json|pb` and
+ * `NNN-logs.json|pb` OTLP bodies, in arrival order), decoded as the receiver decodes them.
+ */
+export function capturedOtlp(dir: string): { spans: Span[]; logs: LogRecord[] } {
+  const spans: Span[] = [];
+  const logs: LogRecord[] = [];
+  for (const f of readdirSync(dir).sort()) {
+    if (!/-(traces|logs)\.(json|pb)$/.test(f)) continue;
+    const raw = readFileSync(join(dir, f));
+    const body = f.endsWith('.json') ? raw.toString('utf8') : raw;
+    const encoding = f.endsWith('.json') ? 'json' : 'protobuf';
+    if (f.includes('-traces.')) {
+      const r = decodeTraces(body, encoding);
+      if (!r.ok) throw new Error(`${f}: ${r.reason}`);
+      spans.push(...r.value.items);
+    } else {
+      const r = decodeLogs(body, encoding);
+      if (!r.ok) throw new Error(`${f}: ${r.reason}`);
+      logs.push(...r.value.items);
+    }
+  }
+  return { spans, logs };
 }

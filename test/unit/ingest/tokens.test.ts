@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type CacheConvention,
   contextUsage,
   maxOutputTokens,
   provider,
@@ -106,20 +107,55 @@ describe('contextUsage: inclusive/exclusive rule (conventions §9.3)', () => {
     cacheWriteTokens: w,
     outputTokens: null,
   });
-  const cases: Array<[string, ReturnType<typeof raw>, boolean, number | null, string | null]> = [
-    ['Claude Code excludes cache', raw(2, 84562, 7096), true, 91660, 'exclusive_producer'],
-    ['Claude Code with no cache readings', raw(50, null, null), true, 50, 'exclusive_producer'],
-    ['raw < cache: must be exclusive', raw(3, 1000, 200), false, 1203, 'exclusive_inferred'],
-    ['raw ≥ cache: inclusive (semconv ≥1.40)', raw(1300, 1000, 200), false, 1300, 'inclusive'],
-    ['ambiguous small cache is taken as inclusive', raw(1000, 200, null), false, 1000, 'inclusive'],
-    ['cache read 0 is still a reading', raw(941, 0, null), false, 941, 'inclusive'],
-    ['no cache readings', raw(2256, null, null), false, 2256, 'no_cache'],
-    ['no raw input: unknown', raw(null, 500, null), false, null, null],
+  const cases: Array<
+    [string, ReturnType<typeof raw>, CacheConvention, number | null, string | null]
+  > = [
+    ['Claude Code excludes cache', raw(2, 84562, 7096), 'excludes', 91660, 'exclusive_producer'],
+    ['Claude Code with no cache readings', raw(50, null, null), 'excludes', 50, 'exclusive_producer'],
+    ['raw < cache: must be exclusive', raw(3, 1000, 200), 'unknown', 1203, 'exclusive_inferred'],
+    ['raw ≥ cache: inclusive (semconv ≥1.40)', raw(1300, 1000, 200), 'unknown', 1300, 'inclusive'],
+    ['ambiguous small cache is taken as inclusive', raw(1000, 200, null), 'unknown', 1000, 'inclusive'],
+    ['cache read 0 is still a reading', raw(941, 0, null), 'unknown', 941, 'inclusive'],
+    ['no cache readings', raw(2256, null, null), 'unknown', 2256, 'no_cache'],
+    ['no raw input: unknown', raw(null, 500, null), 'unknown', null, null],
   ];
-  it.each(cases)('%s', (_c, r, excl, tokens, rule) => {
-    const u = contextUsage(r, excl);
+  it.each(cases)('%s', (_c, r, convention, tokens, rule) => {
+    const u = contextUsage(r, convention);
     expect(u.contextTokens).toBe(tokens);
     expect(u.usageRule).toBe(rule);
+  });
+});
+
+describe('Claude Code 2.1.332: semconv and native token attributes (conventions §5.0.1)', () => {
+  // the token attributes of a real 2.1.332 `claude_code.llm_request` span (steady scenario)
+  const native = {
+    input_tokens: 8,
+    cache_read_tokens: 21_000,
+    cache_creation_tokens: 600,
+    output_tokens: 60,
+  };
+  const semconv = {
+    'gen_ai.usage.input_tokens': 21_608,
+    'gen_ai.usage.cache_read.input_tokens': 21_000,
+    'gen_ai.usage.cache_write.input_tokens': 600,
+    'gen_ai.usage.output_tokens': 60,
+  };
+  it.each([
+    ['both, as 2.1.332 sends them', { ...native, ...semconv }, 'inclusive_attribute'],
+    ['only the native counts, as 2.1.197 sends them', native, 'exclusive_producer'],
+    ['only the semconv counts', semconv, 'inclusive_attribute'],
+  ])('%s: the same usage', (_c, attrs, rule) => {
+    const u = contextUsage(readRawUsage(attrs), 'native_excludes');
+    expect(u.contextTokens).toBe(21_608);
+    expect(u.usageRule).toBe(rule);
+  });
+  it('a semconv count below the cache cannot include it: read as exclusive', () => {
+    const u = contextUsage(
+      readRawUsage({ 'gen_ai.usage.input_tokens': 8, cache_read_tokens: 21_000 }),
+      'native_excludes',
+    );
+    expect(u.contextTokens).toBe(21_008);
+    expect(u.usageRule).toBe('exclusive_inferred');
   });
 });
 
