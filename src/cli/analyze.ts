@@ -31,7 +31,13 @@ import {
   type ThresholdKey,
   type Thresholds,
 } from '../model/thresholds.ts';
-import { loadInputFile, withSubagentFiles } from './input-file.ts';
+import { loadInputFile, withSubagentFiles, type InputFormat } from './input-file.ts';
+
+const FORMAT_NAMES: Record<InputFormat, string> = {
+  claude_code_transcript: 'Claude Code transcript',
+  codex_session: 'Codex session file',
+  otlp_json: 'OTLP/JSON',
+};
 
 /** Where analyze writes. */
 export interface AnalyzeIo {
@@ -46,10 +52,11 @@ const SEVERITIES: readonly Severity[] = ['info', 'warning', 'critical'];
 
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-const USAGE = `Usage: rotscope analyze FILE... [--json] [--fail-on info|warning|critical]
+export const ANALYZE_USAGE = `Usage: rotscope analyze FILE... [--json] [--fail-on info|warning|critical]
                         [--window MODEL_GLOB=TOKENS]... [threshold flags]
 
-Runs the context-rot detectors on Claude Code transcripts (.jsonl) and OTLP/JSON trace
+Runs the context-rot detectors on Claude Code transcripts (.jsonl), Codex session files
+($CODEX_HOME/sessions/**/rollout-*.jsonl) and OTLP/JSON trace
 files (one ExportTraceServiceRequest, an array of them, a Tempo export with "batches", or
 JSON lines), without a server or database.
 
@@ -144,7 +151,7 @@ function parseOptions(argv: string[]): Parsed {
 /** What one input file held. */
 interface FileResult {
   path: string;
-  format: 'claude_code_transcript' | 'otlp_json';
+  format: InputFormat;
   calls: LlmCall[];
   compactions: Compaction[];
   /** Spans the OTLP decoder refused (0 for transcripts). */
@@ -341,7 +348,7 @@ function formatText(
   const out: string[] = [];
   for (const f of files) {
     const rejected = f.rejectedSpans > 0 ? `, ${f.rejectedSpans} spans rejected` : '';
-    const kind = f.format === 'otlp_json' ? 'OTLP/JSON' : 'Claude Code transcript';
+    const kind = FORMAT_NAMES[f.format];
     out.push(
       `${basename(f.path)}: ${kind}, ${plural(f.calls.length, 'LLM call')}, ${plural(f.compactions.length, 'compaction')}${rejected}`,
     );
@@ -376,11 +383,11 @@ function formatText(
 export async function analyzeCommand(argv: string[], io: AnalyzeIo): Promise<number> {
   const parsed = parseOptions(argv);
   if (parsed.ok === 'help') {
-    io.stdout(USAGE);
+    io.stdout(ANALYZE_USAGE);
     return 0;
   }
   if (!parsed.ok) {
-    io.stderr(`rotscope analyze: ${parsed.errors.join('; ')}\n\n${USAGE}`);
+    io.stderr(`rotscope analyze: ${parsed.errors.join('; ')}\n\n${ANALYZE_USAGE}`);
     return 2;
   }
   const { options } = parsed;

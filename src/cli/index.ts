@@ -8,37 +8,102 @@ import type { Config } from '../config.ts';
 // Every command's modules (and config.ts, which loads zod) are imported when that command runs,
 // so a light command such as `statusline` or `--version` starts as fast as bare node.
 
-async function help(): Promise<string> {
-  const { ENV_NAMES, flagName } = await import('../config.ts');
-  return `rotscope: finds context rot in LLM agents from their OpenTelemetry data
-
-Usage:
-  rotscope serve [flags]                     OTLP/HTTP receiver, API, evaluator, notifier (default 127.0.0.1:4318)
-  rotscope migrate [flags]                   apply database migrations and exit
-  rotscope token create --workspace W --scope ingest|read|admin [--name NAME] [--token ADMIN]
+/**
+ * One usage entry per command, as `rotscope --help` lists them; `rotscope COMMAND --help` (or
+ * `-h`, on any subcommand too) prints the command's own entry and its settings, and exits 0.
+ */
+const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boolean }> = [
+  {
+    command: 'serve',
+    usage: `  rotscope serve [flags]                     OTLP/HTTP receiver, API, evaluator, notifier (default 127.0.0.1:4318)`,
+    settings: true,
+  },
+  {
+    command: 'migrate',
+    usage: `  rotscope migrate [flags]                   apply database migrations and exit`,
+    settings: true,
+  },
+  {
+    command: 'token',
+    usage: `  rotscope token create --workspace W --scope ingest|read|admin [--name NAME] [--token ADMIN]
                                              create an API token (printed once)
   rotscope token list [--workspace W] [--all] [--json] [--token ADMIN]
                                              list tokens (their first characters, never the token)
   rotscope token revoke ID [--token ADMIN]   revoke a token
                                              beside a running server on the same data directory,
                                              these go through that server (with an admin token
-                                             once tokens exist: --token or ROTSCOPE_TOKEN)
-  rotscope secrets status|seal|rotate        channel secrets at rest: keys in use, seal plaintext rows, rotate the key
-  rotscope statusline                        Claude Code status line: repo, branch and how full the context window is (JSON on stdin)
-  rotscope hook                              Claude Code hook (PreCompact, SessionStart, PostCompact; JSON on stdin):
-                                             logs compactions, tells a rotscope server (ROTSCOPE_URL, ROTSCOPE_TOKEN)
-  rotscope claude-code install [--user|--project] [--uninstall] [--dry-run]
-                                             add (or remove) the status line and hooks in Claude Code's settings.json
-  rotscope analyze FILE... [--json] [--fail-on SEVERITY]
-                                             run the detectors offline on transcripts / OTLP JSON files
-  rotscope import FILE... [--workspace W]    import Claude Code transcripts (.jsonl) into the store
-  rotscope --version                         print the version
+                                             once tokens exist: --token or ROTSCOPE_TOKEN)`,
+    settings: true,
+  },
+  {
+    command: 'secrets',
+    usage: `  rotscope secrets status|seal|rotate        channel secrets at rest: keys in use, seal plaintext rows, rotate the key`,
+    settings: true,
+  },
+  {
+    command: 'statusline',
+    usage: `  rotscope statusline                        Claude Code status line: repo, branch and how full the context window is (JSON on stdin)`,
+  },
+  {
+    command: 'hook',
+    usage: `  rotscope hook                              Claude Code hook (PreCompact, SessionStart, PostCompact; JSON on stdin):
+                                             logs compactions, tells a rotscope server (ROTSCOPE_URL, ROTSCOPE_TOKEN)`,
+  },
+  {
+    command: 'claude-code',
+    usage: `  rotscope claude-code install [--user|--project] [--uninstall] [--dry-run]
+                                             add (or remove) the status line and hooks in Claude Code's settings.json`,
+  },
+  {
+    command: 'analyze',
+    usage: `  rotscope analyze FILE... [--json] [--fail-on SEVERITY]
+                                             run the detectors offline on transcripts / OTLP JSON files`,
+  },
+  {
+    command: 'import',
+    usage: `  rotscope import FILE... [--workspace W]    import Claude Code transcripts (.jsonl) into the store`,
+    settings: true,
+  },
+];
 
-Settings (flag or env variable):
+async function settingsHelp(): Promise<string> {
+  const { ENV_NAMES, flagName } = await import('../config.ts');
+  return `Settings (flag or env variable):
 ${Object.entries(ENV_NAMES)
   .map(([key, env]) => `  --${flagName(key).padEnd(26)} ${env}`)
   .join('\n')}
 `;
+}
+
+async function help(): Promise<string> {
+  return `rotscope: finds context rot in LLM agents from their OpenTelemetry data
+
+Usage:
+${COMMANDS.map((c) => c.usage).join('\n')}
+  rotscope --version                         print the version
+  rotscope COMMAND --help                    help on one command
+
+${await settingsHelp()}`;
+}
+
+/** `rotscope COMMAND --help`: the command's usage (and its settings when it reads them). */
+async function commandHelp(command: string): Promise<string | null> {
+  const entry = COMMANDS.find((c) => c.command === command);
+  if (entry === undefined) return null;
+  if (command === 'analyze') {
+    const { ANALYZE_USAGE } = await import('./analyze.ts');
+    return ANALYZE_USAGE;
+  }
+  return `Usage:\n${entry.usage}\n${entry.settings === true ? `\n${await settingsHelp()}` : ''}`;
+}
+
+/** True when the arguments ask for help (`--help` or `-h` anywhere before a `--`). */
+export function asksForHelp(args: readonly string[]): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
 }
 
 /** The version in package.json (two folders up from src/cli/ and from dist/cli/ alike). */
@@ -97,6 +162,13 @@ export async function run(
   env: Record<string, string | undefined>,
 ): Promise<number> {
   const [command, ...rest] = argv;
+  if (command !== undefined && asksForHelp(rest)) {
+    const text = await commandHelp(command);
+    if (text !== null) {
+      io.stdout(text);
+      return 0;
+    }
+  }
   switch (command) {
     case 'serve': {
       const parsed = await parseConfig(rest, {}, io, env);

@@ -42,7 +42,7 @@ export async function tokenCommand(
   env: Record<string, string | undefined>,
 ): Promise<number> {
   const { WORKSPACE_ID_PATTERN } = await import('../store/workspaces.ts');
-  const { SCOPES } = await import('../model/tokens.ts');
+  const { SCOPES, firstTokenRefusal } = await import('../model/tokens.ts');
   const workspaceValue = args.values.workspace;
   const workspaceOk =
     workspaceValue === undefined ||
@@ -58,7 +58,16 @@ export async function tokenCommand(
     if (args.positionals.length > 0 || args.values.all || args.values.json) return usage();
     return withStoreOrServer(args.config, io, {
       direct: async (db) => {
-        const { createToken } = await import('../store/workspaces.ts');
+        const { createToken, hasActiveAdmin } = await import('../store/workspaces.ts');
+        const refusal = firstTokenRefusal(
+          workspaceValue,
+          scope,
+          await hasActiveAdmin(db, workspaceValue),
+        );
+        if (refusal !== null) {
+          io.stderr(`rotscope token create: ${refusal}\n`);
+          return 1;
+        }
         const { token } = await createToken(db, workspaceValue, scope, undefined, name);
         io.stdout(`${token}\n`);
         io.stderr(

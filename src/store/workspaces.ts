@@ -60,6 +60,19 @@ export async function createToken(
   return { token, id: row.id };
 }
 
+/** True when the workspace has an admin token that is not revoked. */
+export async function hasActiveAdmin(db: Db, workspaceId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('api_tokens')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('scope', '=', 'admin')
+    .where('revoked_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function findToken(
   db: Db,
   token: string,

@@ -41,6 +41,14 @@ describe('token list and revoke on the store', { timeout: 600_000 }, () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('lists tokens by name, workspace and scope (never the token), revokes one, and refuses bad usage', async () => {
+    // a workspace's first token is its admin token
+    for (const workspace of ['team-x', 'team-y']) {
+      const admin = await runCli(
+        ['token', 'create', '--workspace', workspace, '--scope', 'admin'],
+        { env },
+      );
+      expect(admin.code, admin.stderr).toBe(0);
+    }
     const created = await runCli(
       ['token', 'create', '--workspace', 'team-x', '--scope', 'ingest', '--name', 'ci ingest'],
       { env },
@@ -62,8 +70,10 @@ describe('token list and revoke on the store', { timeout: 600_000 }, () => {
     expect(all.map((t) => [t.name, t.workspace, t.scope])).toEqual([
       ['', 'team-y', 'read'],
       ['ci ingest', 'team-x', 'ingest'],
+      ['', 'team-y', 'admin'],
+      ['', 'team-x', 'admin'],
     ]);
-    expect(await list(['--workspace', 'team-x'], env)).toHaveLength(1);
+    expect(await list(['--workspace', 'team-x'], env)).toHaveLength(2);
 
     const mine = all.find((t) => t.name === 'ci ingest')!;
     expect(mine.prefix).toBe(token.slice(0, 12));

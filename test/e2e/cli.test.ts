@@ -203,6 +203,10 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
   });
 
   it('token create prints the token once on stdout and stores it for its workspace', async () => {
+    const admin = await runCli(['token', 'create', '--workspace', 'team-x', '--scope', 'admin'], {
+      env,
+    });
+    expect(admin.code, admin.stderr).toBe(0);
     const result = await runCli(['token', 'create', '--workspace', 'team-x', '--scope', 'ingest'], {
       env,
     });

@@ -85,6 +85,19 @@ describe.skipIf(usingPostgres)(
     it('token create goes through the running server; the new token is accepted at once', async () => {
       const url = server!.url;
       const pid = server!.process.pid;
+      // A first token that is not admin would lock the owner out (the README once listed the
+      // ingest token first): refused with the reason, and the server stays open.
+      const lockout = await runCli(
+        ['token', 'create', '--workspace', 'default', '--scope', 'ingest'],
+        { env },
+      );
+      expect(lockout.code).toBe(1);
+      expect(lockout.stdout).toBe('');
+      expect(lockout.stderr).toContain('answered 409');
+      expect(lockout.stderr).toContain('workspace "default" has no admin token yet');
+      expect(lockout.stderr).toContain('--scope admin');
+      expect((await fetch(`${url}/api/conversations`)).status).toBe(200);
+
       // First token: the server is open on loopback, so the bootstrap needs no token.
       const admin = await runCli(
         ['token', 'create', '--workspace', 'default', '--scope', 'admin'],

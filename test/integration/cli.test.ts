@@ -50,6 +50,20 @@ describe('rotscope', () => {
     expect(second.stdout).toMatch(/^up to date \(schema version \d+\)/);
   });
 
+  it("a workspace's first token must be admin: a first read token is refused and says why", async () => {
+    const refused = await cli('token', 'create', '--workspace', 'team-x', '--scope', 'read');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain('workspace "team-x" has no admin token yet');
+    expect(refused.stderr).toContain('rotscope token create --workspace team-x --scope admin');
+    await withStore(async (store) => {
+      expect(await store.db.selectFrom('api_tokens').select('id').execute()).toEqual([]);
+    });
+    expect((await cli('token', 'create', '--workspace', 'team-x', '--scope', 'admin')).code).toBe(
+      0,
+    );
+  });
+
   it('token create prints a token once and stores only its hash', async () => {
     const result = await cli('token', 'create', '--workspace', 'team-x', '--scope', 'read');
     expect(result.code).toBe(0);

@@ -9,9 +9,10 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { SCOPES } from '../../model/tokens.ts';
+import { firstTokenRefusal, SCOPES } from '../../model/tokens.ts';
 import {
   createToken,
+  hasActiveAdmin,
   listTokens,
   MAX_TOKEN_NAME,
   revokeToken,
@@ -72,7 +73,7 @@ export const tokensRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       config: { scope: 'admin' },
       schema: {
         body: createBody,
-        response: { 201: createdToken, 400: errorSchema, 403: errorSchema },
+        response: { 201: createdToken, 400: errorSchema, 403: errorSchema, 409: errorSchema },
       },
     },
     async (request, reply) => {
@@ -84,6 +85,12 @@ export const tokensRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           message: `this token belongs to workspace "${own}"; it cannot create tokens for "${workspace}"`,
         });
       }
+      const refusal = firstTokenRefusal(
+        workspace,
+        request.body.scope,
+        await hasActiveAdmin(db, workspace),
+      );
+      if (refusal !== null) return reply.code(409).send({ error: 'conflict', message: refusal });
       const name = request.body.name?.trim() ?? '';
       const { token, id } = await createToken(db, workspace, request.body.scope, undefined, name);
       deps.tokensChanged();

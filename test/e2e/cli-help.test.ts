@@ -1,0 +1,63 @@
+/**
+ * `--help` on every command and subcommand of the real `rotscope` (bin/rotscope.js in a child
+ * process): the command's usage on stdout, exit 0, nothing on stderr, and nothing else done
+ * (no server started, no stdin read, no data directory written). Once six of them printed
+ * Node's "Unknown option '--help'" and exited 2, `statusline --help` printed an empty line and
+ * `hook --help` nothing.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+
+const dataDir = join(mkdtempSync(join(tmpdir(), 'rotscope-help-')), 'data');
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const COMMANDS: Array<[string[], string]> = [
+  [['serve'], 'rotscope serve'],
+  [['migrate'], 'rotscope migrate'],
+  [['token', 'create'], 'rotscope token create'],
+  [['token', 'list'], 'rotscope token list'],
+  [['token', 'revoke'], 'rotscope token revoke'],
+  [['token'], 'rotscope token create'],
+  [['secrets', 'status'], 'rotscope secrets'],
+  [['secrets', 'seal'], 'rotscope secrets'],
+  [['secrets', 'rotate'], 'rotscope secrets'],
+  [['statusline'], 'rotscope statusline'],
+  [['hook'], 'rotscope hook'],
+  [['claude-code', 'install'], 'rotscope claude-code install'],
+  [['claude-code'], 'rotscope claude-code install'],
+  [['analyze'], 'rotscope analyze'],
+  [['import'], 'rotscope import'],
+];
+
+describe('rotscope COMMAND --help', () => {
+  it.each(COMMANDS)('%j', async (args, usage) => {
+    for (const flag of ['--help', '-h']) {
+      // a status JSON on stdin must not be read as the command's input
+      const r = await runCli([...args, flag], {
+        stdin: '{"session_id":"s"}',
+        env: { ROTSCOPE_DATA_DIR: dataDir, ROTSCOPE_PORT: '1' },
+        timeoutMs: 30_000,
+      });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(usage);
+    }
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('the settings are listed for commands that read them', async () => {
+    const r = await runCli(['serve', '--help']);
+    expect(r.stdout).toContain('--data-dir');
+    expect(r.stdout).toContain('ROTSCOPE_DATA_DIR');
+  });
+
+  it('rotscope --help lists every command and how to get help on one', async () => {
+    const r = await runCli(['--help']);
+    expect(r.code).toBe(0);
+    for (const [args, usage] of COMMANDS) expect(r.stdout, args.join(' ')).toContain(usage);
+    expect(r.stdout).toContain('rotscope COMMAND --help');
+  });
+});
