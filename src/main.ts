@@ -12,16 +12,27 @@ import { openStore } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { sealChannelSecretsOnStart } from './cli/secrets.ts';
 import { startBackgroundLoops } from './loops.ts';
+import { assertPortFree, explainStartupFailure } from './startup.ts';
 
 export interface RunningServer {
   url: string;
   stop(): Promise<void>;
 }
 
-/** Starts the whole service; resolves once it listens. */
+/**
+ * Starts the whole service; resolves once it listens. Any start-up failure rejects with a
+ * StartupError (cause and fix in one line) after releasing what it took: the port is checked
+ * before the store is opened, and a later failure stops the loops and closes the store (and
+ * with it the data directory's lock).
+ */
 export async function serve(config: Config): Promise<RunningServer> {
   const log = pino({ level: config.logLevel, base: { service: 'rotscope' } });
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  await assertPortFree(config);
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }).catch(
+    (error: unknown) => {
+      throw explainStartupFailure(error, config);
+    },
+  );
   try {
     const migrated = await migrate(store.db);
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
@@ -43,8 +54,8 @@ export async function serve(config: Config): Promise<RunningServer> {
       );
     }
   } catch (error) {
-    await store.close();
-    throw error;
+    await store.close().catch(() => {});
+    throw explainStartupFailure(error, config);
   }
   const metrics = createMetrics({ defaultMetrics: true });
   const built = await buildApp({
@@ -62,9 +73,18 @@ export async function serve(config: Config): Promise<RunningServer> {
   // fastify logs "Server listening at" for every address at info; rotscope logs one line.
   const level = built.app.log.level;
   if (log.isLevelEnabled('info')) built.app.log.level = 'warn';
-  const address = await built.app
-    .listen({ host: config.host, port: config.port })
-    .finally(() => (built.app.log.level = level));
+  let address: string;
+  try {
+    address = await built.app
+      .listen({ host: config.host, port: config.port })
+      .finally(() => (built.app.log.level = level));
+  } catch (error) {
+    // taken since the port check (a race), or refused: release everything and say why
+    await built.shutdown().catch(() => {});
+    await loops.stop().catch(() => {});
+    await store.close().catch(() => {});
+    throw explainStartupFailure(error, config);
+  }
   store.advertise?.(address); // CLI commands on the same data directory go through this server
   log.info(
     { address, database: store.kind, location: store.location },

@@ -173,12 +173,12 @@ export async function run(
     case 'serve': {
       const parsed = await parseConfig(rest, {}, io, env);
       if (!parsed) return 2;
-      const { DataDirLockedError } = await import('../store/data-dir-lock.ts');
       try {
         await serveUntilSignal(parsed.config, io);
       } catch (error) {
-        if (!(error instanceof DataDirLockedError)) throw error;
-        io.stderr(`rotscope serve: ${error.message}\n`);
+        // a StartupError (src/startup.ts) says the cause and the fix in one line
+        if ((error as { code?: unknown }).code !== 'STARTUP_FAILED') throw error;
+        io.stderr(`rotscope serve: ${(error as Error).message}\n`);
         return 1;
       }
       return 0;

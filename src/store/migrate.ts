@@ -35,7 +35,26 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
     }));
 }
 
-/** Applies every migration not applied yet. Returns what it applied. */
+/** The database holds migrations this code does not know: a newer rotscope migrated it. */
+export class SchemaNewerError extends Error {
+  readonly code = 'SCHEMA_NEWER';
+  constructor(
+    readonly databaseVersion: number,
+    readonly codeVersion: number,
+  ) {
+    super(
+      `the database's schema is at version ${databaseVersion}, newer than this rotscope knows ` +
+        `(${codeVersion}): a newer rotscope migrated it; run that version, or point this one at ` +
+        'another database (DATABASE_URL / --database-url, or another --data-dir)',
+    );
+    this.name = 'SchemaNewerError';
+  }
+}
+
+/**
+ * Applies every migration not applied yet. Returns what it applied. Refuses (SchemaNewerError)
+ * a database that a newer rotscope migrated past what this code knows.
+ */
 export async function migrate(db: Db, migrations = loadMigrations()): Promise<MigrationResult> {
   await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
     version integer PRIMARY KEY,
@@ -47,6 +66,9 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<Mi
       // Two processes racing on CREATE TABLE IF NOT EXISTS can collide on the type's unique index.
       if (!(await schemaMigrationsExists(db))) throw error;
     });
+  const known = migrations.at(-1)?.version ?? 0;
+  const newest = await currentVersion(db);
+  if (newest > known) throw new SchemaNewerError(newest, known);
   const applied: string[] = [];
   for (const migration of migrations) {
     const done = await db.transaction().execute(async (trx) => {
