@@ -51,8 +51,18 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
   },
   {
     command: 'claude-code',
-    usage: `  rotscope claude-code install [--user|--project] [--uninstall] [--dry-run]
-                                             add (or remove) the status line and hooks in Claude Code's settings.json`,
+    usage: `  rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline] [--uninstall] [--dry-run]
+                                             add (or remove) the status line, hooks and telemetry settings in Claude Code's settings.json`,
+  },
+  {
+    command: 'codex',
+    usage: `  rotscope codex install [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+                                             send Codex CLI's telemetry to rotscope ([otel] in ~/.codex/config.toml)`,
+  },
+  {
+    command: 'gemini',
+    usage: `  rotscope gemini install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+                                             point Gemini CLI's telemetry (traces, OTLP/HTTP) at a rotscope server in ~/.gemini/settings.json`,
   },
   {
     command: 'analyze',
@@ -61,7 +71,7 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
   },
   {
     command: 'import',
-    usage: `  rotscope import FILE... [--workspace W]    import Claude Code transcripts (.jsonl) into the store`,
+    usage: `  rotscope import FILE... [--workspace W]    import Claude Code transcripts, Codex session files into the store`,
     settings: true,
   },
 ];
@@ -256,6 +266,14 @@ export async function run(
     case 'claude-code': {
       const { claudeCodeCommand } = await import('./claude-code-install.ts');
       return claudeCodeCommand(rest, io, env);
+    }
+    case 'codex': {
+      const { codexCommand } = await import('./codex-install.ts');
+      return codexCommand(rest, io, env);
+    }
+    case 'gemini': {
+      const { geminiCommand } = await import('./gemini-install.ts');
+      return geminiCommand(rest, io, env);
     }
     case 'analyze': {
       const { analyzeCommand } = await import('./analyze.ts');

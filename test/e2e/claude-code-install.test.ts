@@ -87,6 +87,87 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
     const removed = await runCli(['claude-code', 'install', '--uninstall'], { env });
     expect(removed.code).toBe(0);
     expect(read(file)).toEqual(USER_SETTINGS);
+    expect(readdirSync(config).filter((f) => f.endsWith('.rotscope-replaced.json'))).toEqual([]);
+  });
+
+  it('writes the telemetry settings and ROTSCOPE_URL, and says what to do next', async () => {
+    const config = path.join(dir, 'telemetry');
+    mkdirSync(config);
+    const file = path.join(config, 'settings.json');
+    const env = { CLAUDE_CONFIG_DIR: config, ROTSCOPE_URL: '', ROTSCOPE_TOKEN: '' };
+
+    const open = await runCli(['claude-code', 'install'], { env });
+    expect(open.code, open.stderr).toBe(0);
+    expect(read(file).env).toEqual({
+      CLAUDE_CODE_ENABLE_TELEMETRY: '1',
+      CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: '1',
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_LOGS_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+      ROTSCOPE_URL: 'http://127.0.0.1:4318',
+    });
+    expect(open.stdout).toContain('telemetry (traces and log events to http://127.0.0.1:4318)');
+    expect(open.stdout).toContain('restart Claude Code');
+    expect(open.stdout).toContain('http://127.0.0.1:4318/#/findings');
+    expect(open.stdout).toContain('run this again with --token');
+
+    const token = 'rs_ingest_abcdefghijklmnopqrstuvwxyz012345';
+    const locked = await runCli(
+      ['claude-code', 'install', '--url', 'http://127.0.0.1:4999/', '--token', token],
+      { env },
+    );
+    expect(locked.code, locked.stderr).toBe(0);
+    expect(read(file).env).toMatchObject({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4999',
+      OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${token}`,
+      ROTSCOPE_URL: 'http://127.0.0.1:4999',
+      ROTSCOPE_TOKEN: token,
+    });
+    expect(locked.stdout).toContain('with your token');
+
+    const bad = await runCli(['claude-code', 'install', '--url', 'localhost:4318'], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--url must be an http(s) URL');
+  });
+
+  it("warns before replacing the user's status line, keeps it on request, and uninstall puts everything back", async () => {
+    const config = path.join(dir, 'own-status');
+    mkdirSync(config);
+    const file = path.join(config, 'settings.json');
+    const own = {
+      ...USER_SETTINGS,
+      statusLine: { type: 'command', command: '~/bin/my-status.sh', padding: 1 },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318', MY_FLAG: 'on' },
+    };
+    writeFileSync(file, JSON.stringify(own, null, 2));
+    const env = { CLAUDE_CONFIG_DIR: config, ROTSCOPE_URL: '', ROTSCOPE_TOKEN: '' };
+
+    const dry = await runCli(['claude-code', 'install', '--dry-run'], { env });
+    expect(dry.stdout).toContain('warning: this replaces your status line (~/bin/my-status.sh)');
+    expect(dry.stdout).toContain('--keep-statusline');
+    expect(read(file)).toEqual(own);
+
+    const kept = await runCli(['claude-code', 'install', '--keep-statusline'], { env });
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stdout).not.toContain('warning');
+    expect(kept.stdout).toContain('status line (yours, kept)');
+    expect(read(file).statusLine).toEqual(own.statusLine);
+
+    const replaced = await runCli(['claude-code', 'install'], { env });
+    expect(replaced.stdout).toContain('warning: this replaces your status line');
+    const installed = read(file);
+    expect(installed.statusLine.command).toMatch(/rotscope-statusline\.cjs"$/);
+    expect(installed.env).toMatchObject({
+      MY_FLAG: 'on',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+    });
+
+    const removed = await runCli(['claude-code', 'install', '--uninstall'], { env });
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stdout).toContain('your status line restored');
+    // exactly what was there: their status line, their endpoint, their own env, their hooks
+    expect(read(file)).toEqual(own);
   });
 
   it('--project writes .claude/settings.json of the current directory, creating it', async () => {
