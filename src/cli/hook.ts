@@ -11,7 +11,9 @@
  *   `gen_ai.operation.name=compaction`, `session.id` (the conversation), trigger, tokens before
  *   and after, the summary's size, and its text only when ROTSCOPE_CAPTURE_CONTENT=1. Both hooks
  *   derive the same span id from the compaction, so the server stores it once. A server that is
- *   down costs at most 1 s.
+ *   down costs at most 1 s: the span then waits in `unsent/` beside the log and goes with the
+ *   next hook run that reaches the server (oldest first, at most a week old), never dropped
+ *   silently. PreCompact's `pending/` notes are removed once they are a day old.
  *
  * It never blocks compaction: the exit code is always 0, and every error is written to the log.
  */
@@ -23,8 +25,12 @@ import {
   fstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
+  renameSync,
+  rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
@@ -166,6 +172,90 @@ interface Pending {
 
 function pendingPath(logPath: string, sessionId: string): string {
   return path.join(path.dirname(logPath), 'pending', `${sessionId.replace(/[^\w-]/g, '_')}.json`);
+}
+
+/** A pending note older than this has served both post-compaction hooks: removed. */
+const PENDING_MAX_AGE_MS = 24 * 3600_000;
+/** An unsent span older than this is given up (logged), and at most this many wait. */
+const UNSENT_MAX_AGE_MS = 7 * 24 * 3600_000;
+const UNSENT_MAX_FILES = 200;
+
+const unsentDir = (logPath: string) => path.join(path.dirname(logPath), 'unsent');
+
+/** The files of `dir` with their age, oldest first; none when it does not exist. */
+function filesByAge(dir: string, nowMs: number): Array<{ file: string; ageMs: number }> {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+  const out: Array<{ file: string; ageMs: number }> = [];
+  for (const name of names) {
+    const file = path.join(dir, name);
+    try {
+      out.push({ file, ageMs: nowMs - statSync(file).mtimeMs });
+    } catch {
+      // removed meanwhile by another hook run
+    }
+  }
+  return out.sort((a, b) => b.ageMs - a.ageMs);
+}
+
+/** Removes pending notes older than a day. */
+function cleanPending(logPath: string, nowMs: number): void {
+  for (const { file, ageMs } of filesByAge(path.join(path.dirname(logPath), 'pending'), nowMs))
+    if (ageMs > PENDING_MAX_AGE_MS) rmSync(file, { force: true });
+}
+
+/** Keeps a span that could not be sent, for the next hook run (written whole, then renamed). */
+function keepUnsent(logPath: string, spanId: string, body: unknown): void {
+  const dir = unsentDir(logPath);
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${spanId.replace(/[^\w-]/g, '_')}.json`);
+  writeFileSync(`${file}.tmp`, JSON.stringify(body));
+  renameSync(`${file}.tmp`, file);
+}
+
+/**
+ * Sends the spans earlier runs could not, oldest first, until one fails (the server is still
+ * away: one timeout at most). Spans older than a week, or beyond the newest 200, are given up.
+ */
+async function sendUnsent(
+  logPath: string,
+  env: Env,
+  log: (text: string) => void,
+  nowMs: number,
+): Promise<void> {
+  const files = filesByAge(unsentDir(logPath), nowMs);
+  for (const [i, { file, ageMs }] of files.entries()) {
+    if (ageMs > UNSENT_MAX_AGE_MS || files.length - i > UNSENT_MAX_FILES) {
+      rmSync(file, { force: true });
+      log(
+        `error=compaction span given up after ${Math.round(ageMs / 3600_000)} h unsent: ${path.basename(file)}`,
+      );
+      continue;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      rmSync(file, { force: true });
+      continue;
+    }
+    const error = await sendSpan(body, env);
+    if (error) return;
+    rmSync(file, { force: true });
+    log(`compaction span sent late: ${path.basename(file, '.json')}`);
+  }
+}
+
+/** The span id of a compaction span body made by {@link compactionSpan}. */
+function spanIdOf(body: unknown): string {
+  const span = (
+    body as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ spanId: string }> }> }> }
+  ).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+  return span.spanId;
 }
 
 /** Shows `text` in the tmux status bar; spawns tmux only inside tmux. Resolves with an error text or null. */
@@ -316,7 +406,12 @@ async function afterCompact(input: Obj, env: Env, log: (text: string) => void, n
     captureContent: env.ROTSCOPE_CAPTURE_CONTENT === '1',
   });
   const error = await sendSpan(body, env);
-  if (error) log(`error=compaction span not sent: ${error}  session_id=${sessionId}`);
+  if (error) {
+    keepUnsent(compactionLogPath(env), spanIdOf(body), body);
+    log(
+      `error=compaction span not sent (kept for the next run): ${error}  session_id=${sessionId}`,
+    );
+  }
   // The pending file stays: PostCompact and SessionStart(compact) both run and must send the
   // same span (same id); the next PreCompact overwrites it.
 }
@@ -345,6 +440,8 @@ export async function hookCommand(
     const input = obj(JSON.parse(stdin));
     if (!input) throw new Error('hook input is not a JSON object');
     event = str(input.hook_event_name) ?? 'unknown';
+    cleanPending(logPath, now().getTime());
+    if (str(env.ROTSCOPE_URL)) await sendUnsent(logPath, env, log, now().getTime());
     if (event === 'PreCompact') await preCompact(input, env, log, now());
     else if (event === 'PostCompact' || (event === 'SessionStart' && input.source === 'compact'))
       await afterCompact(input, env, log, now());

@@ -3,7 +3,16 @@
  * on stdin (conventions §5.4), a real 2.1.197 transcript, the compaction log, tmux, and a real
  * `rotscope serve` child receiving the compaction span.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -217,7 +226,7 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
         expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
         expect(readFileSync(log, 'utf8')).toMatch(
           new RegExp(
-            `error=compaction span not sent: http://127.0.0.1:${port}/v1/traces unreachable: .*session_id=${SESSION}`,
+            `error=compaction span not sent \\(kept for the next run\\): http://127.0.0.1:${port}/v1/traces unreachable: .*session_id=${SESSION}`,
           ),
         );
         // fetch may open a spare connection it closes at once; the request's own carries the
@@ -233,6 +242,49 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
       } finally {
         await new Promise((resolve) => silent.close(resolve));
       }
+    });
+
+    it('a span the server missed goes with the next hook run; old pending notes are cleaned up', async () => {
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const { port } = closed.address() as { port: number };
+      await new Promise((resolve) => closed.close(resolve));
+      const log = freshLog('late');
+      const late = 'late-session-0001';
+      const missed = await runCli(['hook'], {
+        stdin: hookInput('PostCompact', {
+          session_id: late,
+          trigger: 'auto',
+          transcript_path: after,
+        }),
+        env: { ROTSCOPE_COMPACTION_LOG: log, ROTSCOPE_URL: `http://127.0.0.1:${port}`, TMUX: '' },
+      });
+      expect(missed.code).toBe(0);
+      const unsent = path.join(path.dirname(log), 'unsent');
+      expect(readdirSync(unsent)).toHaveLength(1);
+      // a pending note of a compaction two days ago: both of its hooks ran long since
+      const pending = path.join(path.dirname(log), 'pending');
+      mkdirSync(pending, { recursive: true });
+      const stale = path.join(pending, 'old-session.json');
+      writeFileSync(stale, JSON.stringify({ trigger: 'auto', tokensBefore: 1, atMs: 0 }));
+      const twoDaysAgo = new Date(Date.now() - 2 * DAY);
+      utimesSync(stale, twoDaysAgo, twoDaysAgo);
+
+      // the next hook run, of another event, reaches the server: the missed span goes first
+      const next = await runCli(['hook'], {
+        stdin: hookInput('PreCompact', { session_id: 'another-session', trigger: 'manual' }),
+        env: { ROTSCOPE_COMPACTION_LOG: log, ROTSCOPE_URL: server.url, TMUX: '' },
+      });
+      expect(next.code).toBe(0);
+      expect(readdirSync(unsent)).toEqual([]);
+      expect(readFileSync(log, 'utf8')).toContain('compaction span sent late');
+      expect(readdirSync(pending)).toEqual(['another-session.json']);
+      const response = await fetch(`${server.url}/api/conversations/${late}`);
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { compactions: Array<Record<string, unknown>> };
+      expect(body.compactions).toEqual([
+        expect.objectContaining({ conversationId: late, trigger: 'auto', evidence: 'span' }),
+      ]);
     });
   });
 });
