@@ -1,6 +1,7 @@
 /**
  * The input files of `rotscope analyze` and `rotscope import`, read the same way by both: a
- * Claude Code transcript (JSONL) or OTLP/JSON traces (a request, an array of them, a Tempo
+ * Claude Code transcript (JSONL), a Codex session file (`rollout-*.jsonl`, src/ingest/codex-sessions.ts)
+ * or OTLP/JSON traces (a request, an array of them, a Tempo
  * export, JSON lines), told apart by the first record; anything else is refused with the same
  * message. A session's sub-agent transcripts (`<session>/subagents/agent-*.jsonl`, beside the
  * session's `<session>.jsonl`) are read with it.
@@ -15,8 +16,13 @@ import {
 } from '../ingest/index.ts';
 import type { Normalized } from '../model/calls.ts';
 import { decodeTraceJsonFile } from '../otlp/decode.ts';
+import {
+  isCodexSessionEntry,
+  isCodexSessionPath,
+  normalizeCodexSession,
+} from '../ingest/codex-sessions.ts';
 
-export type InputFormat = 'claude_code_transcript' | 'otlp_json';
+export type InputFormat = 'claude_code_transcript' | 'codex_session' | 'otlp_json';
 
 /** One input file, normalized. */
 export interface InputFile {
@@ -48,6 +54,7 @@ function formatOfRecord(v: unknown): Format | null {
   if (!isObject(v)) return null;
   if ('resourceSpans' in v || 'resource_spans' in v || 'batches' in v) return 'otlp_json';
   if ('resourceLogs' in v || 'resource_logs' in v) return 'otlp_logs';
+  if (isCodexSessionEntry(v)) return 'codex_session';
   return typeof v.type === 'string' ? 'claude_code_transcript' : null;
 }
 
@@ -93,9 +100,18 @@ export async function loadInputFile(
     const why = (e.code && READ_ERRORS[e.code]) ?? e.message;
     return { ok: false, error: `cannot read ${path}: ${why}`, readCode: e.code ?? String(error) };
   }
-  const format = inputFormatOf(text);
+  // an empty `rollout-*.jsonl` is a Codex session file without calls
+  const format =
+    isCodexSessionPath(path) && text.trim() === '' ? 'codex_session' : inputFormatOf(text);
   if (format === null) {
-    return { ok: false, error: `${path}: neither OTLP/JSON traces nor a Claude Code transcript` };
+    return {
+      ok: false,
+      error: `${path}: neither OTLP/JSON traces, a Claude Code transcript nor a Codex session file`,
+    };
+  }
+  if (format === 'codex_session') {
+    const normalized = normalizeCodexSession(text, ctx, path);
+    return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
   }
   if (format === 'otlp_logs') {
     return {
@@ -117,9 +133,27 @@ export async function loadInputFile(
   return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
 }
 
+/** The `rollout-*.jsonl` files under a folder, recursively and sorted; null when `path` is not a folder. */
+async function codexSessionFilesUnder(path: string): Promise<string[] | null> {
+  let entries;
+  try {
+    entries = await readdir(path, { withFileTypes: true });
+  } catch {
+    return null; // not a folder (or unreadable: loading it says why)
+  }
+  const out: string[] = [];
+  for (const e of entries) {
+    const p = join(path, e.name);
+    if (e.isDirectory()) out.push(...((await codexSessionFilesUnder(p)) ?? []));
+    else if (isCodexSessionPath(p)) out.push(p);
+  }
+  return out.sort();
+}
+
 /**
  * The given paths plus, after each `<session>.jsonl`, its sub-agent transcripts
- * (`<session>/subagents/agent-*.jsonl`, sorted); each path once, in order.
+ * (`<session>/subagents/agent-*.jsonl`, sorted); a folder is replaced by the Codex session
+ * files under it; each path once, in order.
  */
 export async function withSubagentFiles(paths: readonly string[]): Promise<string[]> {
   const out: string[] = [];
@@ -131,6 +165,13 @@ export async function withSubagentFiles(paths: readonly string[]): Promise<strin
     }
   };
   for (const p of paths) {
+    // a folder (e.g. `$CODEX_HOME/sessions`) stands for the Codex session files under it (one
+    // without any is read as the path, and refused as a folder)
+    const sessions = await codexSessionFilesUnder(p);
+    if (sessions !== null && sessions.length > 0) {
+      sessions.forEach(add);
+      continue;
+    }
     add(p);
     if (!p.endsWith('.jsonl') || basename(dirname(p)) === 'subagents') continue;
     const dir = join(dirname(p), basename(p, '.jsonl'), 'subagents');

@@ -8,7 +8,7 @@ import { driveDetectors, FindingSet, type DetectorStates } from '../detectors/dr
 import { buildTimeline } from '../detectors/timeline.ts';
 import type { Detector } from '../detectors/types.ts';
 import type { LlmCall } from '../model/calls.ts';
-import type { DetectorId, Severity } from '../model/findings.ts';
+import type { DetectorId, FindingDraft, Severity } from '../model/findings.ts';
 import { getAlertSettings, type AlertSettings } from '../store/alerts.ts';
 import {
   deleteCheckpoints,
@@ -73,6 +73,11 @@ export interface EvaluationResult {
   findingsCreated: number;
   findingsEscalated: number;
   findingsUpdated: number;
+  /**
+   * Findings created or raised from imported history (anchored on calls before the
+   * conversation's `historyBeforeNs`): stored with the call's time, not pushed to channels.
+   */
+  findingsFromHistory: number;
   deliveriesQueued: number;
   /**
    * Each finding this evaluation created or raised to critical, with its severity after the
@@ -177,6 +182,8 @@ export async function evaluateConversation(
   let { state, position } = resume;
 
   const findings = new FindingSet();
+  /** When each call fed ended (Unix ns), by `traceId:spanId`: dates findings from history. */
+  const history = claimed.historyBeforeNs === null ? null : new Map<string, string>();
   const checkpoints: Checkpoint[] = [];
   let { sinceCheckpoint } = state;
   /** Every `checkpointEvery` calls, the state after the call is kept as a checkpoint. */
@@ -206,6 +213,8 @@ export async function evaluateConversation(
     const pageCalls = page.calls.map((call) =>
       applyWindowOverrides(call, settings.windowOverrides),
     );
+    if (history)
+      for (const call of page.calls) history.set(`${call.traceId}:${call.spanId}`, call.endNs);
     const items = buildTimeline(pageCalls, page.compactions);
     const fed = driveDetectors(state.detectors, items, context, { detectors, findings, afterCall });
     state = { v: 1, sinceCheckpoint, detectors: fed.states };
@@ -221,6 +230,7 @@ export async function evaluateConversation(
     findingsCreated: 0,
     findingsEscalated: 0,
     findingsUpdated: 0,
+    findingsFromHistory: 0,
     deliveriesQueued: 0,
     findingEvents: [],
     enabled: settings.enabled,
@@ -231,8 +241,19 @@ export async function evaluateConversation(
     const ordered = findings
       .values()
       .sort((a, b) => compareText(a.detector, b.detector) || compareText(a.anchor, b.anchor));
+    const historyAt =
+      history && claimed.historyBeforeNs !== null
+        ? await historyTimes(db, claimed.workspaceId, ordered, history, claimed.historyBeforeNs)
+        : new Map<FindingDraft, Date>();
     for (const draft of ordered) {
-      const upserted = await upsertFinding(db, claimed.workspaceId, draft);
+      // a finding from imported history carries its call's time and is not pushed as new
+      const fromHistory = historyAt.get(draft);
+      const upserted = await upsertFinding(
+        db,
+        claimed.workspaceId,
+        draft,
+        fromHistory ? { createdAt: fromHistory } : {},
+      );
       if (upserted.outcome === 'updated') result.findingsUpdated += 1;
       if (upserted.outcome !== 'created' && upserted.outcome !== 'escalated') continue;
       if (upserted.outcome === 'created') result.findingsCreated += 1;
@@ -242,6 +263,10 @@ export async function evaluateConversation(
         severity: upserted.severity,
         event: upserted.outcome,
       });
+      if (fromHistory) {
+        result.findingsFromHistory += 1;
+        continue;
+      }
       result.deliveriesQueued += await enqueueDeliveries(db, {
         workspaceId: claimed.workspaceId,
         findingId: upserted.id,
@@ -254,4 +279,36 @@ export async function evaluateConversation(
   if (options.saveLater) options.saveLater({ claimed, result: { position, state, settled } });
   else await saveEvaluation(db, claimed, { position, state, settled });
   return result;
+}
+
+/**
+ * The drafts anchored on calls that ended before `beforeNs` (imported history), with the time
+ * their call ended. A call this evaluation did not read (a run's fullest call from an earlier
+ * one) is looked up, all in one query.
+ */
+async function historyTimes(
+  db: Db,
+  workspaceId: string,
+  drafts: readonly FindingDraft[],
+  ended: Map<string, string>,
+  beforeNs: string,
+): Promise<Map<FindingDraft, Date>> {
+  const missing = drafts.filter((d) => !ended.has(`${d.traceId}:${d.spanId}`));
+  if (missing.length > 0) {
+    const rows = await db
+      .selectFrom('llm_calls')
+      .select(['trace_id', 'span_id', 'end_ns'])
+      .where('workspace_id', '=', workspaceId)
+      .where('trace_id', 'in', [...new Set(missing.map((d) => d.traceId))])
+      .where('span_id', 'in', [...new Set(missing.map((d) => d.spanId))])
+      .execute();
+    for (const row of rows) ended.set(`${row.trace_id}:${row.span_id}`, String(row.end_ns));
+  }
+  const out = new Map<FindingDraft, Date>();
+  for (const draft of drafts) {
+    const endNs = ended.get(`${draft.traceId}:${draft.spanId}`);
+    if (endNs === undefined || BigInt(endNs) >= BigInt(beforeNs)) continue;
+    out.set(draft, new Date(Number(BigInt(endNs) / 1_000_000n)));
+  }
+  return out;
 }

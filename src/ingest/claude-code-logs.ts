@@ -17,10 +17,12 @@ import { claudeCodeAgentId, sideCallOf, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
 import { callContentFromLogs, isContentEventName } from './content-logs.ts';
+import { isCodexResource, normalizeCodexLogs } from './codex.ts';
+import { isKeptGeminiEvent, normalizeGeminiLogs, type GeminiLogBatch } from './gemini.ts';
 import { eventNameOf } from './events.ts';
 import { contextUsage, readRawUsage } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
-import { contextWindowFor } from './windows.ts';
+import { agentOfResource, contextWindowFor } from './windows.ts';
 
 /** The result of normalizing one batch of log records. */
 export interface LogBatch {
@@ -37,6 +39,8 @@ export interface LogBatch {
    * null fields from these (the span itself carries no content for such producers).
    */
   callContent: CallContent[];
+  /** Gemini CLI facts for calls, and streamed responses still to join (./gemini.ts); null when none. */
+  gemini: GeminiLogBatch | null;
 }
 
 function hasGenAiAttr(log: LogRecord): boolean {
@@ -64,11 +68,21 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
   let dropped = 0;
   const names: string[] = [];
   let contentEvents = false;
+  const codexLogs: LogRecord[] = [];
+  const geminiLogs: LogRecord[] = [];
 
   for (const log of logs) {
     const name = eventNameOf(log);
     names.push(name);
     if (!contentEvents && isContentEventName(name)) contentEvents = true;
+    if (isCodexResource(log.resource)) {
+      codexLogs.push(log); // ./codex.ts
+      continue;
+    }
+    if (isKeptGeminiEvent(name)) {
+      geminiLogs.push(log); // ./gemini.ts
+      continue;
+    }
     const claudeCode = name.startsWith('claude_code.');
     if (!claudeCode && !name.startsWith('gen_ai.') && !hasGenAiAttr(log)) {
       dropped++;
@@ -94,7 +108,8 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
       const sideCall = sideCallOf(a);
       const usage = contextUsage(readRawUsage(a), 'native_excludes');
       const model = str(a, 'model');
-      const win = contextWindowFor(model, usage.contextTokens, ctx.windowOverrides);
+      const agent = agentOfResource(log.resource, true);
+      const win = contextWindowFor(model, usage.contextTokens, ctx.windowOverrides, agent);
       const dur = num(a, 'duration_ms');
       const finishRaw = readFinishReason(a, undefined, () => undefined) ?? overflow;
       const spanId = spanIdFor(`api_request:${conversationId}:${requestId ?? atNs}`);
@@ -120,6 +135,7 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
         ...usage,
         contextWindow: win.window,
         windowSource: win.source,
+        agentVersion: agent?.version ?? null,
         finishReasonRaw: finishRaw,
         finishClass,
         // the event has no stop reason: whether the output held a tool call is unknown
@@ -167,8 +183,30 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
       );
     }
   }
+  if (codexLogs.length > 0) {
+    const codex = normalizeCodexLogs(codexLogs, ctx);
+    keep.push(...codex.keep);
+    dropped += codex.dropped;
+    toolResults.push(...codex.toolResults);
+  }
+  let gemini: GeminiLogBatch | null = null;
+  if (geminiLogs.length > 0) {
+    gemini = normalizeGeminiLogs(geminiLogs, ctx);
+    const offset = keep.length;
+    keep.push(...gemini.keep);
+    for (const p of gemini.pending) p.keepIndex += offset;
+    toolResults.push(...gemini.toolResults);
+    compactions.push(...gemini.compactions);
+  }
   const callContent = contentEvents ? callContentFromLogs(logs, names) : [];
-  return { keep, dropped, normalized: { calls, toolResults, compactions }, sideCalls, callContent };
+  return {
+    keep,
+    dropped,
+    normalized: { calls, toolResults, compactions },
+    sideCalls,
+    callContent,
+    gemini,
+  };
 }
 
 /** A log record without content: content attributes and body content removed. */

@@ -36,6 +36,10 @@ const EXACT = new Set([
   'user_system_prompt',
   'response.model_output',
   'body',
+  // Gemini CLI log events (with prompt logging on)
+  'request_text',
+  'response_text',
+  'function_args',
   // Langfuse SDK observations
   'langfuse.observation.input',
   'langfuse.observation.output',

@@ -31,6 +31,11 @@ const OPERATION: ReadonlyMap<string, SpanRole> = new Map<string, SpanRole>([
   ['generate_content', 'llm_call'],
   ['text_completion', 'llm_call'],
   ['llm_request', 'llm_call'],
+  // Gemini CLI's own operation names (conventions §5.0.2)
+  ['llm_call', 'llm_call'],
+  ['tool_call', 'tool'],
+  ['schedule_tool_calls', 'agent_step'],
+  ['agent_call', 'agent_step'],
   ['execute_tool', 'tool'],
   ['invoke_agent', 'agent_step'],
   ['create_agent', 'agent_step'],

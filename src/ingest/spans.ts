@@ -22,7 +22,9 @@ import {
 } from './compactions.ts';
 import { stripAttributes, stripEvents } from './content.ts';
 import { claudeCodeAgentId, conversationIdOf, sideCallOf, streamKeyOf } from './conversation.ts';
+import { isCodexResource, normalizeCodexSpans } from './codex.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
+import { GEMINI_PRODUCER, geminiSpanFacts, isGeminiCliSpan } from './gemini.ts';
 import { analyzeContent } from './parts.ts';
 import { partsFromInputSizes } from './context-sizes.ts';
 import { partsFromBytes } from './tool-parts.ts';
@@ -36,7 +38,7 @@ import {
   responseModel,
 } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
-import { contextWindowFor } from './windows.ts';
+import { agentOfResource, contextWindowFor } from './windows.ts';
 
 /** The result of normalizing one batch of spans. */
 export interface SpanBatch {
@@ -78,6 +80,7 @@ function isClaudeCodeSpan(span: Span): boolean {
 
 function producerOf(span: Span, rule: RoleRule): string {
   if (span.name.startsWith('claude_code.') || rule === 'claude_code') return 'claude_code';
+  if (isGeminiCliSpan(span)) return GEMINI_PRODUCER;
   const a = span.attributes;
   if (rule === 'openinference' || a['openinference.span.kind'] !== undefined)
     return 'openinference';
@@ -187,6 +190,29 @@ class Grouping {
  * no GenAI interest are counted in `dropped`.
  */
 export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): SpanBatch {
+  // Codex's spans follow their own rules (./codex.ts)
+  if (!spans.some((s) => isCodexResource(s.resource))) return normalizeOtherSpans(spans, ctx);
+  const codex = normalizeCodexSpans(
+    spans.filter((s) => isCodexResource(s.resource)),
+    ctx,
+  );
+  const rest = normalizeOtherSpans(
+    spans.filter((s) => !isCodexResource(s.resource)),
+    ctx,
+  );
+  const [a, b] = [rest.normalized, codex.normalized];
+  return {
+    keep: [...rest.keep, ...codex.keep],
+    dropped: rest.dropped + codex.dropped,
+    normalized: {
+      calls: [...a.calls, ...b.calls],
+      toolResults: [...a.toolResults, ...b.toolResults],
+      compactions: [...a.compactions, ...b.compactions],
+    },
+  };
+}
+
+function normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): SpanBatch {
   const nodes: Node[] = [];
   const byId = new Map<string, Node>();
   for (const span of spans) {
@@ -235,7 +261,9 @@ export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): S
       const conv = grouping.conversation(n);
       const agentId = grouping.agent(n, claudeCode);
       const streamKey = streamKeyOf(conv.id, agentId);
-      const runId = claudeCode && !conv.synthetic ? conv.id : span.traceId;
+      // Claude Code and Gemini CLI make a trace per prompt or per call: the session is the run
+      const runId =
+        (claudeCode || isGeminiCliSpan(span)) && !conv.synthetic ? conv.id : span.traceId;
       const where = { conv, agentId, streamKey, runId };
       if (n.role === 'llm_call') {
         calls.push(buildCall(n, where, ctx, compactions));
@@ -329,7 +357,8 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
   );
   const reqModel = requestModel(a);
   const resModel = responseModel(a, reqModel);
-  const win = contextWindowFor(resModel, usage.contextTokens, ctx.windowOverrides);
+  const agent = agentOfResource(span.resource, isClaudeCodeSpan(span));
+  const win = contextWindowFor(resModel, usage.contextTokens, ctx.windowOverrides, agent);
   const content = analyzeContent(a);
   let rawOut: unknown = null;
   let rawOutRead = false;
@@ -421,7 +450,7 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
   const requestId = firstStr(a, ['request_id', 'gen_ai.response.id']);
   // A Claude Code `compact` side call is the summarising request of the compaction its
   // `compaction` log event reports: a side call, not a second compaction.
-  return {
+  const call: LlmCall = {
     workspaceId: ctx.workspaceId,
     traceId: span.traceId,
     spanId: span.spanId,
@@ -442,6 +471,7 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
     ...usage,
     contextWindow: win.window,
     windowSource: win.source,
+    agentVersion: agent?.version ?? null,
     finishReasonRaw: finishRaw,
     finishClass,
     outputToolCall:
@@ -455,6 +485,8 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
     parts: content.parts ?? partsFromInputSizes(a) ?? claudeCodeSystemParts(producer, a),
     compacted: flag || ic !== null || usageCompaction,
   };
+  // Gemini CLI: output and parts read natively (src/ingest/gemini.ts), not from its cut messages
+  return producer === GEMINI_PRODUCER ? { ...call, ...geminiSpanFacts(a) } : call;
 }
 
 /**

@@ -26,7 +26,7 @@ import { spanIdFor, traceIdFor } from './ids.ts';
 import { fromProviderMessage, type Msg } from './messages.ts';
 import { contextUsage, type Usage } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
-import { contextWindowFor } from './windows.ts';
+import { claudeCodeAgent, contextWindowFor } from './windows.ts';
 
 /** Options for one transcript file. */
 export interface TranscriptOptions {
@@ -386,7 +386,8 @@ const NO_USAGE: Usage = {
 
 function newCall(line: Line, message: Line, init: CallInit): LlmCall {
   const usage = transcriptUsage(message) ?? NO_USAGE;
-  const win = contextWindowFor(init.model, usage.contextTokens, init.ctx.windowOverrides);
+  const agent = claudeCodeAgent(s(line, 'version'));
+  const win = contextWindowFor(init.model, usage.contextTokens, init.ctx.windowOverrides, agent);
   const stop = typeof message['stop_reason'] === 'string' ? message['stop_reason'] : null;
   const finishClass = classifyFinishReason(stop);
 
@@ -419,6 +420,7 @@ function newCall(line: Line, message: Line, init: CallInit): LlmCall {
     ...usage,
     contextWindow: win.window,
     windowSource: win.source,
+    agentVersion: agent.version,
     finishReasonRaw: stop,
     finishClass,
     outputToolCall: finishClass === 'tool_call',

@@ -1,91 +1,36 @@
 /**
- * Context windows: a built-in catalog of model-id patterns, per-workspace glob overrides,
- * and the correction rule (observed usage above the assumed window moves it to the next
- * known size up, source `inferred`). DESIGN §5.
+ * Context windows (DESIGN §5, issue 19 §3): the best window known for a call, and where it came
+ * from (`LlmCall.windowSource`, reported by findings). In this order:
+ * 1. a workspace override (`override`): the first glob that matches the model id;
+ * 2. what the agent itself says: `[1m]` / `-1m` in the model id (`model_id`); observed usage
+ *    above the window (`inferred`, below); Claude Code's automatic compaction near 167k tokens
+ *    (`compaction`: cross-call, applied by the `context_too_full` detector, which sees the
+ *    conversation's compactions);
+ * 3. the catalog (src/model/window-catalog.ts, data with a source and date per row), with the
+ *    defaults that depend on the agent's version (`catalog`, or `assumed` where the id cannot
+ *    settle it);
+ * 4. unknown: window and source null. The call is not judged by `context_too_full`, and
+ *    /api/coverage lists the model. Nothing here guesses.
+ * Observed usage above the window from 1–3 moves it to the next size the model's family comes
+ * in (`inferred`); with no such size (no family known, or above its largest) it is unknown.
  */
-import type { WindowSource } from '../model/calls.ts';
+import type { LlmCall, WindowSource } from '../model/calls.ts';
+import type { Attributes } from '../model/telemetry.ts';
+import {
+  CLAUDE_CODE_CALL_PRODUCERS,
+  compareVersions,
+  MODEL_ID_1M_WINDOW,
+  WINDOW_CATALOG,
+  WINDOW_FAMILIES,
+  type AgentInfo,
+  type WindowCatalogRow,
+} from '../model/window-catalog.ts';
 import type { WindowOverride } from '../model/window-overrides.ts';
 
-/**
- * One catalog row: the window of model ids containing `match` (after lower-casing and
- * stripping provider prefixes). Rows are tried in order; the first match wins, so more
- * specific rows come first.
- */
-interface CatalogRow {
-  match: string;
-  window: number;
-}
-
-const M1 = 1_000_000;
-const GEMINI_1M = 1_048_576;
-const GEMINI_2M = 2_097_152;
-
-// Sources: provider model pages (Anthropic, OpenAI, Google) as of 2026; sizes are the
-// documented input+output context window in tokens.
-const CATALOG: readonly CatalogRow[] = [
-  // Anthropic: 1M-context variants are marked in the id by Claude Code and gateways
-  { match: '[1m]', window: M1 },
-  { match: 'claude-instant', window: 100_000 },
-  { match: 'claude-2.0', window: 100_000 },
-  { match: 'claude', window: 200_000 },
-  // OpenAI
-  { match: 'gpt-4.1', window: 1_047_576 },
-  { match: 'gpt-4o', window: 128_000 },
-  { match: 'chatgpt-4o', window: 128_000 },
-  { match: 'gpt-4.5', window: 128_000 },
-  { match: 'gpt-4-turbo', window: 128_000 },
-  { match: 'gpt-4-1106', window: 128_000 },
-  { match: 'gpt-4-0125', window: 128_000 },
-  { match: 'gpt-4-32k', window: 32_768 },
-  { match: 'gpt-4', window: 8_192 },
-  { match: 'gpt-3.5-turbo-instruct', window: 4_096 },
-  { match: 'gpt-3.5', window: 16_385 },
-  { match: 'gpt-5-chat', window: 128_000 },
-  { match: 'gpt-5', window: 400_000 },
-  { match: 'gpt-oss', window: 131_072 },
-  { match: 'o1-mini', window: 128_000 },
-  { match: 'o1-preview', window: 128_000 },
-  { match: 'o1', window: 200_000 },
-  { match: 'o3', window: 200_000 },
-  { match: 'o4-mini', window: 200_000 },
-  // Google
-  { match: 'gemini-1.5-pro', window: GEMINI_2M },
-  { match: 'gemini-1.5', window: GEMINI_1M },
-  { match: 'gemini-2', window: GEMINI_1M },
-  { match: 'gemini-3', window: GEMINI_1M },
-  { match: 'gemini-1.0', window: 32_760 },
-  { match: 'gemini-pro', window: 32_760 },
-  // open models commonly served behind OpenAI-compatible APIs
-  { match: 'llama-3.1', window: 131_072 },
-  { match: 'llama-3.2', window: 131_072 },
-  { match: 'llama-3.3', window: 131_072 },
-  { match: 'mistral-large', window: 131_072 },
-  { match: 'deepseek', window: 128_000 },
-];
-
-function ladder(sizes: readonly number[]): readonly number[] {
-  return [...new Set(sizes)].sort((a, b) => a - b);
-}
-
-/** Every size the correction rule may move to, ascending, for models of no known family. */
-const KNOWN_SIZES = ladder([...CATALOG.map((r) => r.window), 256_000, 272_000, M1, 2_000_000]);
-
-/**
- * Size ladders per model family: a Claude model seen above 200k is a 1M variant, not a
- * 256k model of another vendor.
- */
-const FAMILY_SIZES: ReadonlyArray<{ prefix: string; sizes: readonly number[] }> = [
-  { prefix: 'claude', sizes: ladder([100_000, 200_000, M1]) },
-  { prefix: 'gemini', sizes: ladder([32_760, GEMINI_1M, GEMINI_2M]) },
-  {
-    prefix: 'gpt',
-    sizes: ladder([4_096, 8_192, 16_385, 32_768, 128_000, 131_072, 272_000, 400_000, 1_047_576]),
-  },
-  { prefix: 'o', sizes: ladder([128_000, 200_000, 400_000, 1_047_576]) },
-];
+export type { AgentInfo } from '../model/window-catalog.ts';
 
 /** Lower-cases and strips provider prefixes (`anthropic/`, `us.anthropic.`, `models/`). */
-function canonical(model: string): string {
+export function canonicalModel(model: string): string {
   let m = model.trim().toLowerCase();
   const slash = m.lastIndexOf('/');
   if (slash >= 0) m = m.slice(slash + 1);
@@ -95,39 +40,10 @@ function canonical(model: string): string {
   return m;
 }
 
+/** `[1m]` anywhere, or a Claude id with a `-1m` / `:1m` variant suffix. */
 function is1mVariant(m: string): boolean {
-  return m.includes('[1m]') || m.endsWith('-1m') || m.includes('-1m-') || m.includes(':1m');
-}
-
-/**
- * Model ids whose window the id alone cannot settle, with the window the runtime most likely
- * used. Claude Code 2.1.x runs `claude-opus-4-8` with a 1M window by default: its spans say
- * `claude-opus-4-8[1m]`, its transcripts and `api_request` events only `claude-opus-4-8`
- * (measured on 2.1.197, conventions §5.0).
- */
-const ASSUMED: readonly CatalogRow[] = [{ match: 'claude-opus-4-8', window: M1 }];
-
-/** The assumed window of a model id the catalog cannot settle (see ASSUMED), else null. */
-export function assumedWindow(model: string): number | null {
-  const m = canonical(model);
-  if (is1mVariant(m)) return null;
-  for (const row of ASSUMED) if (m.includes(row.match)) return row.window;
-  return null;
-}
-
-/** The catalog window of a model id, or null when the model is not known. */
-export function catalogWindow(model: string): number | null {
-  const m = canonical(model);
-  if (m.startsWith('claude') && is1mVariant(m)) return M1;
-  for (const row of CATALOG) {
-    if (row.match === 'o1' || row.match === 'o3') {
-      // o-series ids start with the family name; avoid matching inside other ids
-      if (m === row.match || m.startsWith(`${row.match}-`)) return row.window;
-      continue;
-    }
-    if (m.includes(row.match)) return row.window;
-  }
-  return null;
+  if (m.includes('[1m]')) return true;
+  return m.startsWith('claude') && (m.endsWith('-1m') || m.includes('-1m-') || m.includes(':1m'));
 }
 
 const globCache = new Map<string, RegExp>();
@@ -150,7 +66,7 @@ function globRegExp(glob: string): RegExp {
 /** The first override whose glob matches the model id (as sent, or canonical). */
 export function overrideWindow(model: string, overrides: readonly WindowOverride[]): number | null {
   if (overrides.length === 0) return null;
-  const c = canonical(model);
+  const c = canonicalModel(model);
   for (const o of overrides) {
     const re = globRegExp(o.model);
     if (re.test(model) || re.test(c)) return o.window;
@@ -158,49 +74,135 @@ export function overrideWindow(model: string, overrides: readonly WindowOverride
   return null;
 }
 
-/**
- * The smallest known window size ≥ `tokens` for the model's family (any family when the
- * model is not of a known one), else `tokens` itself.
- */
-export function nextKnownSize(tokens: number, model = ''): number {
-  const m = canonical(model);
-  let sizes = KNOWN_SIZES;
-  for (const f of FAMILY_SIZES) {
-    if (m.startsWith(f.prefix) && (f.prefix !== 'o' || /^o\d/.test(m))) {
-      sizes = f.sizes;
-      break;
-    }
+/** Whether a version-bound row applies to this agent (never when the version is unknown). */
+function agentMatches(row: WindowCatalogRow, agent: AgentInfo | null | undefined): boolean {
+  if (row.agent === undefined) return true;
+  if (!agent || agent.name !== row.agent.name || agent.version === null) return false;
+  const { from, through } = row.agent;
+  if (from !== undefined) {
+    const c = compareVersions(agent.version, from);
+    if (c === null || c < 0) return false;
   }
-  for (const s of sizes) if (s >= tokens) return s;
-  return tokens;
+  if (through !== undefined) {
+    const c = compareVersions(agent.version, through);
+    if (c === null || c > 0) return false;
+  }
+  return true;
+}
+
+/** The catalog row that gives the model's window for this agent (first match), or null. */
+export function catalogRow(model: string, agent?: AgentInfo | null): WindowCatalogRow | null {
+  const m = canonicalModel(model);
+  for (const row of WINDOW_CATALOG) {
+    if (globRegExp(row.model).test(m) && agentMatches(row, agent)) return row;
+  }
+  return null;
+}
+
+/** The window the model id itself names (`[1m]`, `-1m`), else null. */
+export function modelIdWindow(model: string): number | null {
+  return is1mVariant(canonicalModel(model)) ? MODEL_ID_1M_WINDOW : null;
+}
+
+/** The window of a model id without override or usage: what the id says, else the catalog's; null when not known. */
+export function catalogWindow(model: string, agent?: AgentInfo | null): number | null {
+  return modelIdWindow(model) ?? catalogRow(model, agent)?.window ?? null;
+}
+
+/** The assumed window of a model id the catalog cannot settle (a row of source `assumed`), else null. */
+export function assumedWindow(model: string, agent?: AgentInfo | null): number | null {
+  if (modelIdWindow(model) !== null) return null;
+  const row = catalogRow(model, agent);
+  return row?.source === 'assumed' ? row.window : null;
 }
 
 /**
- * The context window of a call: the first matching workspace override, else an assumed
- * runtime default for ids that cannot settle it (source `assumed`), else the catalog.
- * When `observedTokens` (the call's context usage) exceeds that window, the observation wins:
- * the window moves to the next known size up and the source becomes `inferred`. An unknown
- * model gives `{ window: null, source: null }` (an observation alone does not name a window).
+ * The smallest size ≥ `tokens` that the model's family comes in (src/model/window-catalog.ts
+ * `WINDOW_FAMILIES`); null when the model is of no known family or `tokens` is above its
+ * largest size (no guess from other vendors' sizes).
+ */
+export function nextKnownSize(tokens: number, model: string): number | null {
+  const m = canonicalModel(model);
+  const family = WINDOW_FAMILIES.find((f) => f.test.test(m));
+  if (family === undefined) return null;
+  for (const s of family.sizes) if (s >= tokens) return s;
+  return null;
+}
+
+/** The agent of a span or log record by its resource: Claude Code with its `service.version`. */
+export function agentOfResource(resource: Attributes, claudeCode = false): AgentInfo | null {
+  if (!claudeCode && resource['service.name'] !== 'claude-code') return null;
+  const version = resource['service.version'];
+  return {
+    name: 'claude-code',
+    version: typeof version === 'string' && version !== '' ? version : null,
+  };
+}
+
+/** The agent of a Claude Code transcript line (its `version`). */
+export function claudeCodeAgent(version: string | null): AgentInfo {
+  return { name: 'claude-code', version };
+}
+
+/** The agent of a stored call: Claude Code's producers with the version the call recorded. */
+export function agentOfCall(call: Pick<LlmCall, 'producer' | 'agentVersion'>): AgentInfo | null {
+  return CLAUDE_CODE_CALL_PRODUCERS.includes(call.producer)
+    ? { name: 'claude-code', version: call.agentVersion ?? null }
+    : null;
+}
+
+/**
+ * The context window of a call and its source, by the precedence in the module doc: an
+ * override, else the model id's `[1m]`, else the catalog row for the model and `agent` (a
+ * row bound to versions of the agent applies only when its version is known). When
+ * `observedTokens` (the call's context usage) exceeds that window, the observation wins: the
+ * next size of the model's family (`inferred`), or unknown when there is none. A model no
+ * rule knows gives `{ window: null, source: null }`.
  */
 export function contextWindowFor(
   model: string | null,
   observedTokens: number | null,
   overrides: readonly WindowOverride[],
+  agent?: AgentInfo | null,
 ): { window: number | null; source: WindowSource | null } {
   if (model === null || model === '') return { window: null, source: null };
   let window = overrideWindow(model, overrides);
   let source: WindowSource | null = window === null ? null : 'override';
   if (window === null) {
-    window = assumedWindow(model);
-    source = window === null ? null : 'assumed';
+    window = modelIdWindow(model);
+    source = window === null ? null : 'model_id';
   }
   if (window === null) {
-    window = catalogWindow(model);
-    source = window === null ? null : 'catalog';
+    const row = catalogRow(model, agent);
+    if (row !== null) [window, source] = [row.window, row.source];
   }
   if (window === null) return { window: null, source: null };
   if (observedTokens !== null && observedTokens > window) {
-    return { window: nextKnownSize(observedTokens, model), source: 'inferred' };
+    const next = nextKnownSize(observedTokens, model);
+    return next === null ? { window: null, source: null } : { window: next, source: 'inferred' };
   }
   return { window, source };
+}
+
+/**
+ * The window of a call whose agent reports it (Codex's `model_context_window`, in its session
+ * files; `reported` null when it does not): a workspace override first, else the reported
+ * number (`agent`), else as {@link contextWindowFor}. Usage above the reported window moves it to
+ * the next size of the model's family (`inferred`), or unknown when there is none.
+ */
+export function reportedWindowFor(
+  model: string | null,
+  reported: number | null,
+  observedTokens: number | null,
+  overrides: readonly WindowOverride[],
+  agent?: AgentInfo | null,
+): { window: number | null; source: WindowSource | null } {
+  const overridden = model !== null && model !== '' && overrideWindow(model, overrides) !== null;
+  if (reported === null || reported <= 0 || overridden)
+    return contextWindowFor(model, observedTokens, overrides, agent);
+  if (observedTokens !== null && observedTokens > reported) {
+    const next = model === null ? null : nextKnownSize(observedTokens, model);
+    return next === null ? { window: null, source: null } : { window: next, source: 'inferred' };
+  }
+  return { window: reported, source: 'agent' };
 }

@@ -28,19 +28,23 @@ export type FinishClass =
  * - `no_cache`: no cache readings at all, raw as is.
  */
 export type UsageRule =
-  | 'exclusive_producer'
-  | 'exclusive_inferred'
-  | 'inclusive_attribute'
-  | 'inclusive'
-  | 'no_cache';
+  'exclusive_producer' | 'exclusive_inferred' | 'inclusive_attribute' | 'inclusive' | 'no_cache';
 
 /**
- * Where a call's context window number came from: the catalog (the model id settles it), a
- * workspace override, inferred from usage above the catalog's size, or `assumed`: the model id
- * cannot settle it and the catalog assumes the runtime's default (Claude Code 2.1.x runs
- * `claude-opus-4-8` with a 1M window, its transcripts and log events omit the `[1m]`).
+ * Where a call's context window number came from (src/ingest/windows.ts, in precedence order):
+ * - `override`: a workspace window override;
+ * - `model_id`: the model id names it (`[1m]`, `-1m`);
+ * - `agent`: the agent reports the call's window itself (Codex's `model_context_window` in
+ *   its session files);
+ * - `inferred`: usage above the window otherwise known, moved to the next size of the family;
+ * - `compaction`: the agent auto-compacted where a 200k window does (Claude Code near 167k
+ *   tokens); set by the `context_too_full` detector on what it judges, never stored on a call;
+ * - `catalog`: the built-in catalog (src/model/window-catalog.ts), for the agent's version;
+ * - `assumed`: the model id cannot settle it and the catalog assumes the runtime's default.
+ * null with a null window: no rule knows the model (not judged by `context_too_full`).
  */
-export type WindowSource = 'catalog' | 'override' | 'inferred' | 'assumed';
+export type WindowSource =
+  'override' | 'model_id' | 'agent' | 'inferred' | 'compaction' | 'catalog' | 'assumed';
 
 /**
  * Sizes of the parts of one call's input. All sizes share `unit`. Tool shares are
@@ -101,6 +105,12 @@ export interface LlmCall {
   usageRule: UsageRule | null;
   contextWindow: number | null;
   windowSource: WindowSource | null;
+  /**
+   * The version of the agent that made the call, where rotscope reads the agent by name
+   * (Claude Code: `service.version` of its spans and log events, a transcript line's
+   * `version`); null otherwise. Decides the catalog rows bound to agent versions.
+   */
+  agentVersion: string | null;
   finishReasonRaw: string | null;
   finishClass: FinishClass | null;
   /** The output contained a tool call; null when the producer does not say (plain Claude Code spans). */
@@ -138,6 +148,7 @@ export type CompactionEvidence =
   | 'finish_reason'
   | 'claude_code_event'
   | 'claude_code_side_call'
+  | 'gemini_cli_event'
   | 'transcript_boundary';
 
 /** A compaction (or other deliberate shrinking) of a conversation stream's history. */

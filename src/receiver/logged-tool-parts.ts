@@ -1,6 +1,6 @@
 /**
- * Joins Claude Code's logged tool results to the calls whose input they entered (conventions
- * §5.0): a `tool_result` log event's bytes enter the input of the next main-thread call of the
+ * Joins Claude Code's logged tool results (and Codex's `codex.tool_result`, the same way:
+ * src/ingest/codex.ts) to the calls whose input they entered (conventions §5.0): a `tool_result` log event's bytes enter the input of the next main-thread call of the
  * session, or the next call of the same sub-agent, after it. Logs and spans are exported on
  * separate schedules, so either side may be stored first: this runs after each batch, for the
  * calls the batch touched, and fills (or refreshes) those calls' `parts` with the results logged
@@ -10,7 +10,11 @@
  * already evaluated are evaluated again from there.
  */
 import { partsFromBytes } from '../ingest/tool-parts.ts';
-import { CLAUDE_CODE_PRODUCERS } from '../ingest/producers.ts';
+import {
+  isLoggedToolResultSource,
+  LOGGED_TOOL_RESULT_PRODUCERS,
+  LOGGED_TOOL_RESULT_SOURCES,
+} from '../ingest/producers.ts';
 import type { LlmCall, ToolResult } from '../model/calls.ts';
 import type { IngestMark } from '../store/conversations.ts';
 import type { Db } from '../store/db.ts';
@@ -40,7 +44,7 @@ export async function joinLoggedToolResults(
   const targets = new Map<string, ToolPartsTarget>();
   for (const c of batch.calls) {
     if (c.sideCall !== null || c.contextTokens === null) continue;
-    if (!CLAUDE_CODE_PRODUCERS.includes(c.producer)) continue;
+    if (!LOGGED_TOOL_RESULT_PRODUCERS.includes(c.producer)) continue;
     targets.set(`${c.traceId}:${c.spanId}`, {
       conversationId: c.conversationId,
       streamKey: c.streamKey,
@@ -50,9 +54,9 @@ export async function joinLoggedToolResults(
       parts: c.parts,
     });
   }
-  const claudeCodeResults = batch.toolResults.filter((r) => r.source.startsWith('claude_code'));
-  for (const at of await resultStreams(db, workspaceId, claudeCodeResults)) {
-    const next = await nextCall(db, workspaceId, at, CLAUDE_CODE_PRODUCERS);
+  const logged = batch.toolResults.filter((r) => isLoggedToolResultSource(r.source));
+  for (const at of await resultStreams(db, workspaceId, logged)) {
+    const next = await nextCall(db, workspaceId, at, LOGGED_TOOL_RESULT_PRODUCERS);
     if (next !== undefined) targets.set(`${next.traceId}:${next.spanId}`, next);
   }
 
@@ -62,7 +66,7 @@ export async function joinLoggedToolResults(
     if (t.parts !== null && t.parts.source !== 'tool_spans') continue;
     if (t.parts?.estimatedFrom === undefined && Object.keys(t.parts?.tools ?? {}).length > 0)
       continue;
-    const bytes = await loggedSince(db, workspaceId, t);
+    const bytes = await loggedSince(db, workspaceId, t, LOGGED_TOOL_RESULT_SOURCES);
     const parts = partsFromBytes(bytes, null);
     // the system prompt's size (detailed beta tracing) stays as the span said
     parts.system = t.parts?.system ?? null;

@@ -10,7 +10,10 @@ import {
   type NormalizeContext,
 } from '../ingest/index.ts';
 import {
-  CLAUDE_CODE_PRODUCERS,
+  IMPORT_CALL_PRODUCERS,
+  isLoggedToolResultSource,
+  LOGGED_TOOL_RESULT_PRODUCERS,
+  LOGGED_TOOL_RESULT_SOURCES,
   LOG_CALL_PRODUCERS,
   SPLIT_EVIDENCE_PRODUCERS,
 } from '../ingest/producers.ts';
@@ -27,11 +30,19 @@ import {
   loadLogRecordsOfSpans,
   markSideCalls,
   type CallPrecedence,
+  type CallsOutcome,
 } from '../store/ingest.ts';
 import { markConversationsDirty } from '../store/conversations.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
 import { GroupCommitter, type GroupCommitOptions } from './group-commit.ts';
 import { joinLoggedToolResults } from './logged-tool-parts.ts';
+import {
+  applyGeminiLogBatch,
+  applyGeminiSpanBatch,
+  geminiEvidenceKeys,
+  isGeminiCall,
+  joinPendingGeminiResponses,
+} from './gemini.ts';
 
 export interface IngestOutcome {
   stored: number;
@@ -48,7 +59,12 @@ export class IngestPipeline {
   /** Calls from spans and logs of one request: the span's wins; split-evidence producers settle longer. */
   readonly #spanPrecedence: CallPrecedence;
   /** The same, without the longer settle (log batches and imports). */
-  readonly #precedence: CallPrecedence = { logProducers: LOG_CALL_PRODUCERS, settleMs: () => 0 };
+  readonly #precedence: CallPrecedence = {
+    logProducers: LOG_CALL_PRODUCERS,
+    importProducers: IMPORT_CALL_PRODUCERS,
+    partsResultSources: LOGGED_TOOL_RESULT_SOURCES,
+    settleMs: () => 0,
+  };
 
   /**
    * `splitEvidenceSettleMs`: see Config; 0 evaluates every conversation after the default quiet
@@ -63,6 +79,8 @@ export class IngestPipeline {
     const settleMs = options.splitEvidenceSettleMs ?? 0;
     this.#spanPrecedence = {
       logProducers: LOG_CALL_PRODUCERS,
+      importProducers: IMPORT_CALL_PRODUCERS,
+      partsResultSources: LOGGED_TOOL_RESULT_SOURCES,
       settleMs: (producer) => (SPLIT_EVIDENCE_PRODUCERS.has(producer) ? settleMs : 0),
     };
   }
@@ -98,11 +116,19 @@ export class IngestPipeline {
               : await applyCallContent(trx, workspaceId, callContentFromLogs(logged));
           await insertToolResults(tx, batch.normalized.toolResults);
           const toolParts = await joinLoggedToolResults(trx, workspaceId, batch.normalized);
+          // Gemini CLI: what its logs stored earlier say about these calls (./gemini.ts)
+          const gemini = await applyGeminiSpanBatch(
+            trx,
+            workspaceId,
+            batch.normalized.calls,
+            logged,
+          );
           const compactions = await insertCompactions(trx, batch.normalized.compactions);
           await markConversationsDirty(trx, workspaceId, [
             ...calls,
             ...content,
             ...toolParts,
+            ...gemini,
             ...compactions,
           ]);
         },
@@ -118,21 +144,32 @@ export class IngestPipeline {
         keys: [
           ...evidenceKeys(workspaceId, batch.normalized),
           ...batch.callContent.map((content) => `trace:${workspaceId}:${content.traceId}`),
+          ...geminiEvidenceKeys(workspaceId, batch),
         ],
         run: async (tx) => {
           const trx = tx.db;
+          // Gemini CLI: streamed responses are stored joined to their request (./gemini.ts)
+          await joinPendingGeminiResponses(trx, workspaceId, batch);
           await insertLogRecords(trx, workspaceId, batch.keep);
-          const calls = await insertCalls(tx, batch.normalized.calls, this.#precedence);
-          const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls);
+          const merged: CallsOutcome = { partsDropped: [], merged: 0 };
+          const calls = await insertCalls(tx, batch.normalized.calls, this.#precedence, merged);
+          const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls, merged);
           const content = await applyCallContent(trx, workspaceId, batch.callContent);
           await insertToolResults(tx, batch.normalized.toolResults);
-          const toolParts = await joinLoggedToolResults(trx, workspaceId, batch.normalized);
+          // calls whose parts were an import's estimates, or follow a call that turned out to be
+          // a side call, are joined to the logged results too
+          const toolParts = await joinLoggedToolResults(trx, workspaceId, {
+            calls: [...batch.normalized.calls, ...merged.partsDropped],
+            toolResults: batch.normalized.toolResults,
+          });
+          const gemini = await applyGeminiLogBatch(trx, workspaceId, batch);
           const compactions = await insertCompactions(trx, batch.normalized.compactions);
           await markConversationsDirty(trx, workspaceId, [
             ...calls,
             ...sideCalls,
             ...content,
             ...toolParts,
+            ...gemini,
             ...compactions,
           ]);
         },
@@ -141,17 +178,39 @@ export class IngestPipeline {
     return { stored: batch.keep.length, dropped: batch.dropped };
   }
 
-  /** Stores already normalized data (transcript imports), idempotently. */
-  async ingestNormalized(workspaceId: string, normalized: Normalized): Promise<void> {
+  /**
+   * Stores already normalized data (transcript imports), idempotently: a call or compaction
+   * telemetry stored already is merged into its row (src/store/merge.ts). `historyBeforeNs`
+   * (the import's start) marks what it changed as history: findings anchored on calls before it
+   * are not pushed to channels. Returns how many calls merged into rows another source stored.
+   */
+  async ingestNormalized(
+    workspaceId: string,
+    normalized: Normalized,
+    options: { historyBeforeNs?: string } = {},
+  ): Promise<{ merged: number }> {
+    const merged: CallsOutcome = { partsDropped: [], merged: 0 };
     await this.#committer.submit({
-      keys: [],
+      // the conversations telemetry of the same sessions serializes on
+      keys: [
+        ...evidenceKeys(workspaceId, normalized),
+        ...normalized.calls.map((call) => `conversation:${workspaceId}:${call.conversationId}`),
+      ],
       run: async (tx) => {
-        const calls = await insertCalls(tx, normalized.calls, this.#precedence);
+        merged.merged = 0;
+        const calls = await insertCalls(tx, normalized.calls, this.#precedence, merged);
         await insertToolResults(tx, normalized.toolResults);
         const compactions = await insertCompactions(tx.db, normalized.compactions);
-        await markConversationsDirty(tx.db, workspaceId, [...calls, ...compactions]);
+        const { historyBeforeNs } = options;
+        const marks = [...calls, ...compactions];
+        await markConversationsDirty(
+          tx.db,
+          workspaceId,
+          historyBeforeNs === undefined ? marks : marks.map((m) => ({ ...m, historyBeforeNs })),
+        );
       },
     });
+    return { merged: merged.merged };
   }
 
   /** The normalization context of a workspace (capture setting, window overrides), cached briefly. */
@@ -169,10 +228,14 @@ function evidenceKeys(workspaceId: string, normalized: Normalized): string[] {
   return [
     ...normalized.calls.map((call) => `trace:${workspaceId}:${call.traceId}`),
     ...normalized.calls
-      .filter((call) => CLAUDE_CODE_PRODUCERS.includes(call.producer))
+      .filter((call) => LOGGED_TOOL_RESULT_PRODUCERS.includes(call.producer) || isGeminiCall(call))
       .map((call) => `conversation:${workspaceId}:${call.conversationId}`),
+    // one compaction reported by several sources (log event, hook span, transcript) merges
+    ...normalized.compactions.map(
+      (compaction) => `conversation:${workspaceId}:${compaction.conversationId}`,
+    ),
     ...normalized.toolResults
-      .filter((result) => result.source.startsWith('claude_code'))
+      .filter((result) => isLoggedToolResultSource(result.source))
       .map((result) => `conversation:${workspaceId}:${result.conversationId}`),
   ];
 }

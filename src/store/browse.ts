@@ -4,6 +4,13 @@
  */
 import { sql } from 'kysely';
 import type { Compaction, LlmCall } from '../model/calls.ts';
+import {
+  CLAUDE_CODE_CALL_PRODUCERS,
+  CLAUDE_CODE_VERSIONS,
+  claudeCodeVersionStatus,
+  compareVersions,
+  type ClaudeCodeVersionStatus,
+} from '../model/window-catalog.ts';
 import { countOf } from './columns.ts';
 import type { Db } from './db.ts';
 import { toCompaction, toLlmCall } from './timeline.ts';
@@ -315,6 +322,37 @@ export interface ProducerCoverage {
   blind: CoveredDetector[];
 }
 
+/** One model of the recent calls with one window it was given (a model may have several). */
+export interface ModelWindowCoverage {
+  /** The response model, else the request model; null when the calls name none. */
+  model: string | null;
+  /** null: no rule knows the model, so `context_too_full` does not judge these calls. */
+  window: number | null;
+  /** `LlmCall.windowSource` (override, model_id, inferred, catalog, assumed); null with no window. */
+  windowSource: string | null;
+  calls: number;
+  lastCallAt: string | null;
+}
+
+/** One Claude Code version the recent calls came from (`service.version`, a transcript's `version`). */
+export interface ClaudeCodeVersionCoverage {
+  version: string;
+  status: ClaudeCodeVersionStatus;
+  calls: number;
+  conversations: number;
+  lastCallAt: string | null;
+}
+
+export interface ClaudeCodeCoverage {
+  oldestSupported: string;
+  newestVerified: string;
+  verified: string[];
+  /** Newest first. */
+  versions: ClaudeCodeVersionCoverage[];
+  /** Set when a version seen is newer than the newest verified (or older than the oldest supported). */
+  warning: string | null;
+}
+
 export interface Coverage {
   calls: number;
   conversations: number;
@@ -322,7 +360,21 @@ export interface Coverage {
   detectors: Record<CoveredDetector, DetectorCoverage>;
   /** Per producer, by producer name: a detector blind to one producer is named here. */
   producers: ProducerCoverage[];
+  /** The start of the recent calls `models` and `claudeCode` describe; null with no calls. */
+  recentSince: string | null;
+  /** Each model of the recent calls with its window and source, by model, most calls first. */
+  models: ModelWindowCoverage[];
+  /** Models of recent calls without a window: not judged by `context_too_full`. */
+  modelsWithoutWindow: string[];
+  claudeCode: ClaudeCodeCoverage;
 }
+
+/** The recent calls of the model and version lists: this long before the workspace's newest call. */
+export const RECENT_CALLS_DAYS = 30;
+const RECENT_NS = BigInt(RECENT_CALLS_DAYS) * 86_400n * 1_000_000_000n;
+/** Most model rows and versions listed. */
+const MAX_MODEL_ROWS = 500;
+const MAX_VERSIONS = 100;
 
 /** The calls each detector can use, as SQL filters over `llm_calls` (see getCoverage). */
 const COVERED = {
@@ -376,6 +428,7 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
       COVERED.tool_takeover.as('tools'),
       COVERED.history_lost.as('tokens'),
       COVERED.output_cut_off.as('finish'),
+      sql<string | null>`max(start_ns)::text`.as('newest'),
     ])
     .executeTakeFirstOrThrow();
   const compactions = await db
@@ -400,5 +453,107 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
       output_cut_off: entry(row.finish, 'output_cut_off'),
     },
     producers: await producerCoverage(db, workspaceId),
+    ...(await windowCoverage(db, workspaceId, row.newest)),
+  };
+}
+
+/** The models and Claude Code versions of the calls within RECENT_CALLS_DAYS of `newestNs`. */
+async function windowCoverage(
+  db: Db,
+  workspaceId: string,
+  newestNs: string | null,
+): Promise<Pick<Coverage, 'recentSince' | 'models' | 'modelsWithoutWindow' | 'claudeCode'>> {
+  const since = newestNs === null ? null : (BigInt(newestNs) - RECENT_NS).toString();
+  const recent = db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .where('start_ns', '>=', since ?? '0');
+  const modelRows =
+    since === null
+      ? []
+      : await recent
+          .select([
+            sql<string | null>`COALESCE(response_model, request_model)`.as('model'),
+            'context_window',
+            'window_source',
+            sql<string>`count(*)`.as('calls'),
+            sql<string>`max(start_ns)::text`.as('last_ns'),
+          ])
+          .groupBy([sql`1`, 'context_window', 'window_source'])
+          .orderBy(sql`1`)
+          .orderBy(sql`count(*)`, 'desc')
+          .limit(MAX_MODEL_ROWS)
+          .execute();
+  const versionRows =
+    since === null
+      ? []
+      : await recent
+          .where('agent_version', 'is not', null)
+          .where('producer', 'in', CLAUDE_CODE_CALL_PRODUCERS)
+          .select([
+            'agent_version',
+            sql<string>`count(*)`.as('calls'),
+            sql<string>`count(DISTINCT conversation_id)`.as('conversations'),
+            sql<string>`max(start_ns)::text`.as('last_ns'),
+          ])
+          .groupBy('agent_version')
+          .orderBy(sql`max(start_ns)`, 'desc')
+          .limit(MAX_VERSIONS)
+          .execute();
+  const models: ModelWindowCoverage[] = modelRows.map((r) => ({
+    model: r.model,
+    window: r.context_window,
+    windowSource: r.window_source,
+    calls: Number(r.calls),
+    lastCallAt: nsToIso(r.last_ns),
+  }));
+  const versions: ClaudeCodeVersionCoverage[] = versionRows
+    .map((r) => ({
+      version: r.agent_version as string,
+      status: claudeCodeVersionStatus(r.agent_version as string),
+      calls: Number(r.calls),
+      conversations: Number(r.conversations),
+      lastCallAt: nsToIso(r.last_ns),
+    }))
+    .sort((a, b) => compareVersions(b.version, a.version) ?? b.version.localeCompare(a.version));
+  return {
+    recentSince: nsToIso(since),
+    models,
+    modelsWithoutWindow: modelsWithoutWindow(models),
+    claudeCode: claudeCodeCoverage(versions),
+  };
+}
+
+/** The models none of whose listed calls has a window. */
+export function modelsWithoutWindow(models: readonly ModelWindowCoverage[]): string[] {
+  const withWindow = new Set(models.filter((m) => m.window !== null).map((m) => m.model));
+  const names = models
+    .filter((m) => m.window === null && !withWindow.has(m.model))
+    .map((m) => m.model ?? '(no model)');
+  return [...new Set(names)].sort();
+}
+
+/** The Claude Code versions seen, against the verified ones, with a warning when one is outside. */
+export function claudeCodeCoverage(versions: ClaudeCodeVersionCoverage[]): ClaudeCodeCoverage {
+  const { oldestSupported, newestVerified, verified } = CLAUDE_CODE_VERSIONS;
+  const newer = versions.filter((v) => v.status === 'newer').map((v) => v.version);
+  const older = versions.filter((v) => v.status === 'older').map((v) => v.version);
+  const warnings: string[] = [];
+  if (newer.length > 0) {
+    warnings.push(
+      `Claude Code ${newer.join(', ')} ${newer.length === 1 ? 'is' : 'are'} newer than the newest version rotscope has verified (${newestVerified}): what it exports may have changed, so findings for its sessions may be wrong or missing until that version is verified (README, Claude Code)`,
+    );
+  }
+  if (older.length > 0) {
+    warnings.push(
+      `Claude Code ${older.join(', ')} ${older.length === 1 ? 'is' : 'are'} older than the oldest version rotscope supports (${oldestSupported})`,
+    );
+  }
+  return {
+    oldestSupported,
+    newestVerified,
+    verified: [...verified],
+    versions,
+    warning: warnings.length === 0 ? null : `${warnings.join('. ')}.`,
   };
 }

@@ -24,6 +24,12 @@ export interface ClaimedConversation {
   lastIngestAt: string;
   /** Consecutive failed evaluations before this one. */
   failures: number;
+  /**
+   * The start (Unix ns) of the latest `rotscope import` that brought items of this
+   * conversation: findings anchored on calls before it are history (never pushed). Null when
+   * no import did.
+   */
+  historyBeforeNs: string | null;
 }
 
 /** What one ingest transaction adds to a conversation. */
@@ -35,6 +41,8 @@ export interface IngestMark {
   calls: number;
   /** Quiet time (ms) the conversation needs before evaluation, beyond the default; 0 for none. */
   settleMs?: number;
+  /** Set by an import: its start (Unix ns); calls before it are history (see ClaimedConversation). */
+  historyBeforeNs?: string;
 }
 
 /**
@@ -59,6 +67,7 @@ export async function markConversationsDirty(
             fromNs: BigInt(seen.fromNs) <= BigInt(mark.fromNs) ? seen.fromNs : mark.fromNs,
             calls: seen.calls + mark.calls,
             settleMs: Math.max(seen.settleMs ?? 0, mark.settleMs ?? 0),
+            ...laterOf(seen.historyBeforeNs, mark.historyBeforeNs),
           }
         : mark,
     );
@@ -77,6 +86,7 @@ export async function markConversationsDirty(
         pending_from_ns: mark.fromNs,
         call_count: mark.calls,
         settle_ms: mark.settleMs ?? 0,
+        history_before_ns: mark.historyBeforeNs ?? null,
       })),
     )
     .onConflict((oc) =>
@@ -87,10 +97,18 @@ export async function markConversationsDirty(
         pending_from_ns: sql`LEAST(conversations.pending_from_ns, excluded.pending_from_ns)`,
         call_count: sql`conversations.call_count + excluded.call_count`,
         settle_ms: sql`GREATEST(conversations.settle_ms, excluded.settle_ms)`,
+        history_before_ns: sql`GREATEST(conversations.history_before_ns, excluded.history_before_ns)`,
         updated_at: sql`now()`,
       }),
     )
     .execute();
+}
+
+/** The later of two optional Unix ns times, as a partial IngestMark. */
+function laterOf(a: string | undefined, b: string | undefined): { historyBeforeNs?: string } {
+  if (a === undefined) return b === undefined ? {} : { historyBeforeNs: b };
+  if (b === undefined) return { historyBeforeNs: a };
+  return { historyBeforeNs: BigInt(a) >= BigInt(b) ? a : b };
 }
 
 /**
@@ -116,6 +134,7 @@ export async function claimSettledConversations(
       'evaluated_span_id',
       'state',
       'eval_failures',
+      'history_before_ns',
       sql<string>`last_ingest_at::text`.as('last_ingest_text'),
     ])
     .where('dirty', '=', true)
@@ -135,7 +154,54 @@ export async function claimSettledConversations(
     .skipLocked()
     .modifyEnd(PREPARED)
     .execute();
-  return rows.map((row) => ({
+  return rows.map(toClaimed);
+}
+
+/**
+ * Claims the given dirty conversations of a workspace now, settled or not, waiting for an
+ * evaluator that holds one (`rotscope import` evaluates what it imported). Must run in a
+ * transaction: the rows stay locked until it ends.
+ */
+export async function claimConversations(
+  db: Db,
+  workspaceId: string,
+  conversationIds: readonly string[],
+): Promise<ClaimedConversation[]> {
+  if (conversationIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('conversations')
+    .select([
+      'workspace_id',
+      'id',
+      'pending_from_ns',
+      'evaluated_ns',
+      'evaluated_span_id',
+      'state',
+      'eval_failures',
+      'history_before_ns',
+      sql<string>`last_ingest_at::text`.as('last_ingest_text'),
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', [...conversationIds].sort())
+    .where('dirty', '=', true)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  return rows.map(toClaimed);
+}
+
+function toClaimed(row: {
+  workspace_id: string;
+  id: string;
+  pending_from_ns: string | null;
+  evaluated_ns: string | null;
+  evaluated_span_id: string | null;
+  state: unknown;
+  eval_failures: number;
+  history_before_ns: string | null;
+  last_ingest_text: string;
+}): ClaimedConversation {
+  return {
     workspaceId: row.workspace_id,
     conversationId: row.id,
     pendingFromNs: row.pending_from_ns === null ? null : String(row.pending_from_ns),
@@ -146,7 +212,8 @@ export async function claimSettledConversations(
     state: row.state ?? null,
     lastIngestAt: row.last_ingest_text,
     failures: row.eval_failures,
-  }));
+    historyBeforeNs: row.history_before_ns === null ? null : String(row.history_before_ns),
+  };
 }
 
 /**

@@ -75,12 +75,14 @@ function canonicalJson(value: unknown): string {
  * Inserts a finding, or updates the one with the same `(detector, anchor)`: the severity is
  * raised but never lowered; kind, summary, details, model and the anchoring call are replaced.
  * An update that changes nothing is skipped (`unchanged`). Safe under concurrency: a
- * concurrent insert of the same anchor turns this into an update of that row.
+ * concurrent insert of the same anchor turns this into an update of that row. `createdAt`
+ * dates a new finding (a finding from imported history carries its call's time); default now.
  */
 export async function upsertFinding(
   db: Db,
   workspaceId: string,
   draft: FindingDraft,
+  options: { createdAt?: Date } = {},
 ): Promise<UpsertResult> {
   for (let attempt = 0; ; attempt++) {
     const existing = await db
@@ -109,6 +111,7 @@ export async function upsertFinding(
         model: draft.model,
         summary: draft.summary,
         details: JSON.stringify(draft.details),
+        ...(options.createdAt ? { created_at: options.createdAt } : {}),
       })
       .onConflict((oc) => oc.columns(['workspace_id', 'detector', 'anchor']).doNothing())
       .returning('id')

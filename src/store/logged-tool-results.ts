@@ -86,11 +86,15 @@ function toTarget(row: {
   };
 }
 
-/** Bytes of each tool's results logged for the target's stream since its previous call. */
+/**
+ * Bytes of each tool's results logged for the target's stream since its previous call, from
+ * results of the given `sources` (default Claude Code's logged ones).
+ */
 export async function loggedSince(
   db: Db,
   workspaceId: string,
   t: ToolPartsTarget,
+  sources: readonly string[] = ['claude_code_log'],
 ): Promise<Record<string, number>> {
   const prev = await db
     .selectFrom('llm_calls')
@@ -111,7 +115,8 @@ export async function loggedSince(
         ON s.workspace_id = r.workspace_id AND s.conversation_id = r.conversation_id
        AND s.source = 'claude_code_span' AND s.tool_call_id = r.tool_call_id
      WHERE r.workspace_id = ${workspaceId} AND r.conversation_id = ${t.conversationId}
-       AND r.source = 'claude_code_log' AND r.size_unit = 'bytes' AND r.result_size IS NOT NULL
+       AND r.source IN (${sql.join([...sources])}) AND r.size_unit = 'bytes'
+       AND r.result_size IS NOT NULL
        AND COALESCE(s.stream_key, r.stream_key) = ${t.streamKey}
        AND r.at_ns <= ${t.startNs}
        ${prev === undefined ? sql`` : sql`AND r.at_ns > ${String(prev.start_ns)}`}

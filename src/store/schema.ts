@@ -100,6 +100,8 @@ export interface LlmCallsTable {
   usage_rule: string | null;
   context_window: number | null;
   window_source: string | null;
+  /** Migration 0060: the agent's version (Claude Code), null for other producers. */
+  agent_version: ColumnType<string | null, string | null | undefined, string | null>;
   finish_reason_raw: string | null;
   finish_class: string | null;
   output_tool_call: boolean | null;
@@ -108,6 +110,11 @@ export interface LlmCallsTable {
   parts: ColumnType<Json, string | null, string | null>;
   compacted: boolean;
   created_at: Timestamp;
+  /**
+   * Migration 0070: what a session-file import said of the call, when telemetry owns the row
+   * (src/store/merge.ts); null when no import contributed or the row is the import's own.
+   */
+  imported: ColumnType<Json, string | null | undefined, string | null>;
 }
 
 export interface ToolResultsTable {
@@ -122,6 +129,8 @@ export interface ToolResultsTable {
   size_unit: string;
   at_ns: Int8;
   source: string;
+  /** Migration 0070: when the row arrived (retention of rows dated beyond the partitions). */
+  received_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 export interface CompactionsTable {
@@ -143,6 +152,8 @@ export interface CompactionsTable {
   summary_size: number | null;
   summary: string | null;
   created_at: Timestamp;
+  /** Migration 0070: every source of the compaction, best first (src/store/merge.ts). */
+  sources: ColumnType<Json, string | undefined, string>;
 }
 
 export interface ConversationsTable {
@@ -174,6 +185,15 @@ export interface ConversationsTable {
   /** Added by 0004_evaluator_max_wait.sql: when the conversation last became dirty; null when clean. */
   dirty_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   settle_ms: ColumnType<number, number | undefined, number>;
+  /**
+   * Migration 0070: the start (Unix ns) of the latest `rotscope import` that brought items of
+   * this conversation; findings anchored on calls before it are history, never pushed.
+   */
+  history_before_ns: ColumnType<
+    string | null,
+    string | number | bigint | null | undefined,
+    string | number | bigint | null
+  >;
 }
 
 /** Added by 0002_evaluator.sql: detector state saved at a call position, for replays. */

@@ -22,6 +22,7 @@ import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.t
 import { tracerProvider } from '../helpers/otel.ts';
 import {
   FINDING_SESSION,
+  MODEL as CLAUDE_MODEL,
   SUBAGENT_ID,
   TOOLS_SESSION,
   runClaudeCode,
@@ -257,6 +258,22 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
     expect(await page.locator('tr[data-detector="tool_takeover"] td.hint').textContent()).toContain(
       'recordContextSizes',
     );
+    // each model with the window its calls are judged on and where it came from (issue 19 §3)
+    const gpt = page.locator('.coverage-models tr[data-model="gpt-4o"]');
+    await gpt.waitFor();
+    expect(await gpt.locator('td').allTextContents()).toEqual([
+      'gpt-4o',
+      '128.0k',
+      'catalog',
+      expect.any(String),
+    ]);
+    const claude = page.locator(`.coverage-models tr[data-model="${CLAUDE_MODEL}"]`);
+    expect((await claude.locator('td').allTextContents()).slice(1, 3)).toEqual([
+      '200.0k',
+      'catalog',
+    ]);
+    // every model here has a window: nothing says a model goes unjudged
+    expect(await page.locator('.models-without-window').count()).toBe(0);
     await screenshot(page, 'coverage');
     await context.close();
   });

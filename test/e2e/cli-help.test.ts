@@ -28,6 +28,8 @@ const COMMANDS: Array<[string[], string]> = [
   [['hook'], 'rotscope hook'],
   [['claude-code', 'install'], 'rotscope claude-code install'],
   [['claude-code'], 'rotscope claude-code install'],
+  [['gemini', 'install'], 'rotscope gemini install'],
+  [['gemini'], 'rotscope gemini install'],
   [['analyze'], 'rotscope analyze'],
   [['import'], 'rotscope import'],
 ];

@@ -225,11 +225,23 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
   it('import stores a real transcript (re-import adds nothing); a missing file exits 1', async () => {
     const first = await runCli(['import', TRANSCRIPT, '--workspace', 'imported'], { env });
     expect(first.code).toBe(0);
+    // the session is from September 2025: history, evaluated by the import, not pushed
+    const retention =
+      'note: 170 of the calls are older than the retention window (30 days, ' +
+      "ROTSCOPE_RETENTION_DAYS): a server's retention removes them, with their tool results and " +
+      'compactions, at its next run; their findings stay (ROTSCOPE_RETENTION_DAYS=0 keeps everything)\n';
     expect(first.stdout).toBe(
-      `${TRANSCRIPT}: 170 calls, 167 tool results, 0 compactions in 1 conversation(s)\n`,
+      `${TRANSCRIPT}: 170 calls, 167 tool results, 0 compactions in 1 conversation(s)\n` +
+        '2 findings from history, not sent\n' +
+        retention,
     );
     const again = await runCli(['import', TRANSCRIPT, '--workspace', 'imported'], { env });
     expect(again.code).toBe(0);
+    expect(again.stdout).toBe(
+      `${TRANSCRIPT}: 170 calls, 167 tool results, 0 compactions in 1 conversation(s)\n` +
+        '0 findings from history, not sent\n' +
+        retention,
+    );
     const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir });
     try {
       const calls = await store.db
@@ -238,6 +250,21 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
         .where('workspace_id', '=', 'imported')
         .execute();
       expect(calls).toHaveLength(170);
+      // stored with their calls' time, and nothing queued for a channel
+      const findings = await store.db
+        .selectFrom('findings')
+        .select('created_at')
+        .where('workspace_id', '=', 'imported')
+        .execute();
+      expect(findings).toHaveLength(2);
+      for (const f of findings)
+        expect(new Date(f.created_at).toISOString()).toMatch(/^2025-09-03T0[01]:/);
+      const deliveries = await store.db
+        .selectFrom('deliveries')
+        .select('id')
+        .where('workspace_id', '=', 'imported')
+        .execute();
+      expect(deliveries).toEqual([]);
     } finally {
       await store.close();
     }

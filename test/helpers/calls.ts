@@ -37,6 +37,7 @@ export function call(conv: string, second: number, overrides: Partial<LlmCall> =
     usageRule: 'no_cache',
     contextWindow: 200_000,
     windowSource: 'catalog',
+    agentVersion: null,
     finishReasonRaw: 'end_turn',
     finishClass: 'stop',
     outputToolCall: false,

@@ -1,7 +1,8 @@
 /**
- * Runs the real Claude Code CLI (2.1.197, a native binary installed outside the project's
- * dependencies) offline: its model is test/helpers/fake-anthropic.ts and its telemetry goes to
- * an OTLP endpoint on loopback (a real `rotscope serve`).
+ * Runs the real Claude Code CLI (a native binary installed outside the project's dependencies,
+ * one cache folder per version: every version in test/e2e/claude-code-real/versions.json) offline:
+ * its model is test/helpers/fake-anthropic.ts and its telemetry goes to an OTLP endpoint on
+ * loopback (a real `rotscope serve`).
  *
  * The binary is not a Node process, so no Node-level guard can keep it off the network. It runs
  * with an environment built from nothing (no variable inherited), non-essential traffic and the
@@ -10,40 +11,145 @@
  * fake API and the OTLP endpoint are reached through Unix sockets relayed to 127.0.0.1 ports
  * inside it (test/helpers/loopback-relay.mjs). Without `unshare` the same relay runs in the
  * host's namespace and only the environment holds the binary back (`isolated: false`).
+ *
+ * Where the binaries are (`.ci/run` and `npm run capture:claude-code` install them there):
+ * - `$ROTSCOPE_CLAUDE_CODE_HOME/claude-code-<version>/` (default `~/.cache/claude-code-<version>/`),
+ *   an npm folder holding `@anthropic-ai/claude-code@<version>` and its native binary package;
+ * - `ROTSCOPE_CLAUDE_CODE_BIN_<version with _ for .>` (e.g. `ROTSCOPE_CLAUDE_CODE_BIN_2_1_332`)
+ *   names one version's binary directly instead.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeAnthropic, type FakeAnthropic, type FakeScript } from './fake-anthropic.ts';
 
-export const CLAUDE_CODE_VERSION = '2.1.197';
 const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
+const VERSIONS_FILE = fileURLToPath(
+  new URL('../e2e/claude-code-real/versions.json', import.meta.url),
+);
 
-/** Where `.ci/run` installs the CLI: `$ROTSCOPE_CLAUDE_CODE_HOME`, else `~/.cache/claude-code-2.1.197`. */
-export function claudeCodeHome(): string {
+/**
+ * The Claude Code versions the real-CLI scenarios are verified on, oldest first: the first is
+ * the oldest rotscope supports, the last the newest verified (test/e2e/claude-code-real/versions.json).
+ */
+export const VERIFIED_CLAUDE_CODE_VERSIONS: readonly string[] = Object.freeze(
+  (JSON.parse(readFileSync(VERSIONS_FILE, 'utf8')) as { verified: string[] }).verified,
+);
+export const OLDEST_SUPPORTED_CLAUDE_CODE = VERIFIED_CLAUDE_CODE_VERSIONS[0]!;
+export const NEWEST_VERIFIED_CLAUDE_CODE = VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)!;
+
+/**
+ * The versions the real-CLI test runs: `ROTSCOPE_CLAUDE_CODE_VERSIONS` (comma or space
+ * separated, e.g. to try a new release before verifying it), else every verified one.
+ */
+export function claudeCodeVersionsToTest(): string[] {
+  const asked = (process.env.ROTSCOPE_CLAUDE_CODE_VERSIONS ?? '').split(/[\s,]+/).filter(Boolean);
+  return asked.length > 0 ? asked : [...VERIFIED_CLAUDE_CODE_VERSIONS];
+}
+
+/**
+ * The folder all versions are installed under: `$ROTSCOPE_CLAUDE_CODE_HOME`, else `~/.cache`.
+ * A value that names one version's folder (`.../claude-code-2.1.197`, what the variable meant
+ * when only one version was tested) stands for its parent.
+ */
+export function claudeCodeCacheDir(): string {
+  const home = process.env.ROTSCOPE_CLAUDE_CODE_HOME;
+  if (!home) return join(homedir(), '.cache');
+  return /^claude-code-\d+\.\d+\.\d+/.test(basename(home)) ? dirname(home) : home;
+}
+
+/** One version's npm folder: `<cache dir>/claude-code-<version>`. */
+export function claudeCodeHome(version: string): string {
+  return join(claudeCodeCacheDir(), `claude-code-${version}`);
+}
+
+/** The package that holds the native binary on this platform, e.g. `claude-code-linux-x64`. */
+const NATIVE_PACKAGE = `@anthropic-ai/claude-code-${process.platform}-${process.arch}`;
+
+/** The per-version override variable, e.g. `ROTSCOPE_CLAUDE_CODE_BIN_2_1_332`. */
+export const binaryOverrideVariable = (version: string) =>
+  `ROTSCOPE_CLAUDE_CODE_BIN_${version.replace(/[^0-9A-Za-z]/g, '_')}`;
+
+/** The version of `@anthropic-ai/claude-code` installed in a version's folder, or null. */
+export function installedClaudeCodeVersion(version: string): string | null {
+  try {
+    const manifest = join(
+      claudeCodeHome(version),
+      'node_modules/@anthropic-ai/claude-code/package.json',
+    );
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** How to install one version, for skip and failure messages. */
+export function installHint(version: string): string {
+  const home = claudeCodeHome(version);
   return (
-    process.env.ROTSCOPE_CLAUDE_CODE_HOME ||
-    join(homedir(), '.cache', `claude-code-${CLAUDE_CODE_VERSION}`)
+    `the real Claude Code CLI ${version} is not installed: run ` +
+    `\`npm run capture:claude-code -- --install-only ${version}\` (or .ci/run), or ` +
+    `mkdir -p ${home} && cd ${home} && npm init -y && ` +
+    `npm i --save-exact @anthropic-ai/claude-code@${version} ` +
+    `(or set ${binaryOverrideVariable(version)} to its binary)`
   );
 }
 
-/** How to install the CLI, for skip messages. */
-export const INSTALL_HINT =
-  `the real Claude Code CLI ${CLAUDE_CODE_VERSION} is not installed: run .ci/run, or ` +
-  `mkdir -p ${claudeCodeHome()} && cd ${claudeCodeHome()} && npm init -y && ` +
-  `npm i @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} (or set CLAUDE_CODE_BIN to the binary)`;
+/**
+ * A version's binary: `$ROTSCOPE_CLAUDE_CODE_BIN_<version>`, else its cache folder's (when that
+ * folder really holds this version); null when there is none.
+ */
+export function claudeCodeBinary(version: string): string | null {
+  const override = process.env[binaryOverrideVariable(version)];
+  if (override) return existsSync(override) ? override : null;
+  const binary = join(claudeCodeHome(version), 'node_modules', NATIVE_PACKAGE, 'claude');
+  return existsSync(binary) && installedClaudeCodeVersion(version) === version ? binary : null;
+}
 
-/** The binary: `$CLAUDE_CODE_BIN`, else the cache folder's; null when neither exists. */
-export function claudeCodeBinary(): string | null {
-  const candidates = [
-    process.env.CLAUDE_CODE_BIN,
-    join(claudeCodeHome(), 'node_modules/@anthropic-ai/claude-code-linux-x64/claude'),
-  ];
-  for (const c of candidates) if (c && existsSync(c)) return c;
-  return null;
+/**
+ * Installs one version into its cache folder with npm (the only step that needs the registry),
+ * unless it is there already; returns the binary. Not for tests: `.ci/run` and the capture
+ * script call it before anything runs.
+ */
+export function installClaudeCode(version: string, log: (line: string) => void): string {
+  const found = claudeCodeBinary(version);
+  if (found) return found;
+  if (!/^\d+\.\d+\.\d+([-.][0-9A-Za-z.]+)?$/.test(version))
+    throw new Error(`not a Claude Code version: ${JSON.stringify(version)}`);
+  const home = claudeCodeHome(version);
+  log(`installing @anthropic-ai/claude-code@${version} into ${home}`);
+  mkdirSync(home, { recursive: true });
+  if (!existsSync(join(home, 'package.json')))
+    writeFileSync(
+      join(home, 'package.json'),
+      JSON.stringify({ name: `claude-code-${version}`, private: true }, null, 2) + '\n',
+    );
+  // a plain npm: no NODE_OPTIONS (the test network guard would refuse the registry)
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const npm = spawnSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--save-exact', `@anthropic-ai/claude-code@${version}`],
+    { cwd: home, env, stdio: 'inherit' },
+  );
+  if (npm.status !== 0) throw new Error(`npm install of Claude Code ${version} failed`);
+  const binary = claudeCodeBinary(version);
+  if (!binary)
+    throw new Error(
+      `installed Claude Code ${version} into ${home}, but found no ${NATIVE_PACKAGE}/claude there`,
+    );
+  return binary;
 }
 
 let unshareWorks: boolean | undefined;
@@ -121,7 +227,9 @@ export async function startClaudeCodeSession(options: SessionOptions): Promise<C
   const workDir = join(root, 'work');
   const configDir = join(root, 'config');
   const homeDir = join(root, 'home');
-  for (const d of [workDir, configDir, homeDir]) mkdirSync(d);
+  // its temp files too (2.1.332 writes background agents' output under $TMPDIR/claude-<uid>/)
+  const tmpDir = join(root, 'tmp');
+  for (const d of [workDir, configDir, homeDir, tmpDir]) mkdirSync(d);
   for (const [name, text] of Object.entries(options.files ?? {}))
     writeFileSync(join(workDir, name), text);
   const apiSocket = join(root, 'api.sock');
@@ -135,6 +243,7 @@ export async function startClaudeCodeSession(options: SessionOptions): Promise<C
     LANG: 'C.UTF-8',
     TERM: 'dumb',
     HOME: homeDir,
+    TMPDIR: tmpDir,
     CLAUDE_CONFIG_DIR: configDir,
     ANTHROPIC_BASE_URL: 'http://127.0.0.1:{{api}}',
     ANTHROPIC_API_KEY: 'sk-fake-test-key',

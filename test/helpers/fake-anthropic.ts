@@ -1,12 +1,17 @@
 /**
  * A scripted fake of the Anthropic Messages API, for driving the real Claude Code CLI offline
- * (test/e2e/claude-code-real). It answers what the CLI sends: `HEAD /` (its preflight),
- * `POST /v1/messages` streamed as server-sent events (or plain JSON), `POST
- * /v1/messages/count_tokens`, and errors (e.g. a 400 "prompt is too long"). Each request is
- * classed as a compaction request (the CLI asks for "a detailed summary of the conversation"),
- * a routed queue (a sub-agent's first user message), or the main thread, and answered with the
- * next scripted answer of that queue. It listens on a Unix socket or on 127.0.0.1 only.
+ * (test/e2e/claude-code-real). It answers what the CLI sends: `HEAD /` (the preflight of
+ * 2.1.197; 2.1.332 sends none), `POST /v1/messages` streamed as server-sent events (or plain
+ * JSON), `POST /v1/messages/count_tokens`, and errors (e.g. a 400 "prompt is too long"). Each
+ * request is classed, in this order, as a compaction request (the CLI asks for "a detailed
+ * summary of the conversation"), a routed queue (a sub-agent's first user message, or the last
+ * user message, e.g. 2.1.332's notification that a background agent finished), the main thread
+ * (a request that offers tools: 2.1.197 sends 26 up front, 2.1.332 sends 14 and the rest through
+ * ToolSearch), or an auxiliary request (no tools: a title or a topic; neither version sends one
+ * in `-p` mode), and answered with the next scripted answer of that queue. It listens on a Unix
+ * socket or on 127.0.0.1 only.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -39,9 +44,14 @@ export interface FakeScript {
   main: FakeAnswer[];
   /** Compaction (summary) requests; default a short canned summary. */
   compact?: FakeAnswer[];
-  /** Requests whose first user message includes `firstUserIncludes` go to `queue`. */
-  routes?: Array<{ queue: string; firstUserIncludes: string }>;
+  /**
+   * Requests whose first (or last) user message includes the text go to `queue`; the first
+   * route that matches wins (an empty queue answers with `fallback`).
+   */
+  routes?: Array<{ queue: string; firstUserIncludes?: string; lastUserIncludes?: string }>;
   queues?: Record<string, FakeAnswer[]>;
+  /** Requests without tools that are neither compactions nor routed; default a short text. */
+  aux?: FakeAnswer[];
   /** When a queue is empty. Default: a short final text. */
   fallback?: FakeAnswer;
 }
@@ -101,18 +111,29 @@ export function startFakeAnthropic(
   const queues: Record<string, FakeAnswer[]> = {
     main: [...script.main],
     compact: [...(script.compact ?? [])],
+    aux: [...(script.aux ?? [])],
   };
   for (const [name, answers] of Object.entries(script.queues ?? {})) queues[name] = [...answers];
   const requests: FakeRequest[] = [];
   const lastEstimate: Record<string, number> = {};
+  // Unique across fakes, as the real API's ids are: rotscope keys calls by request and message
+  // id and tool results by tool_use id, so sessions that shared ids would be merged.
+  const instance = randomBytes(5).toString('hex');
   let ids = 0;
-  const newId = (prefix: string) => `${prefix}_fake${(++ids).toString(36).padStart(6, '0')}`;
+  const newId = (prefix: string) =>
+    `${prefix}_fake${instance}${(++ids).toString(36).padStart(4, '0')}`;
 
   const classify = (body: Json): string => {
     if (isCompaction(body)) return 'compact';
     const first = textOf(((body.messages ?? []) as Json[])[0]?.content);
-    for (const r of script.routes ?? []) if (first.includes(r.firstUserIncludes)) return r.queue;
-    return 'main';
+    const last = lastUserText(body);
+    for (const r of script.routes ?? []) {
+      if (r.firstUserIncludes !== undefined && !first.includes(r.firstUserIncludes)) continue;
+      if (r.lastUserIncludes !== undefined && !last.includes(r.lastUserIncludes)) continue;
+      return r.queue;
+    }
+    const tools = body.tools;
+    return Array.isArray(tools) && tools.length > 0 ? 'main' : 'aux';
   };
 
   const usageOf = (answer: FakeAnswer, bytes: number, kind: string) => {
@@ -156,7 +177,9 @@ export function startFakeAnthropic(
     const answer: FakeAnswer =
       kind === 'compact'
         ? (queues.compact!.shift() ?? { text: SUMMARY, usage: { estimate: true } })
-        : (queues[kind]?.shift() ?? script.fallback ?? { text: 'Done.' });
+        : kind === 'aux'
+          ? (queues.aux!.shift() ?? { text: 'Untitled.', usage: { estimate: true } })
+          : (queues[kind]?.shift() ?? script.fallback ?? { text: 'Done.' });
     const model = typeof body.model === 'string' ? body.model : 'claude-sonnet-4-6';
     const log = (what: string) =>
       requests.push({

@@ -6,9 +6,11 @@
 // usage: node loopback-relay.mjs '<json>'  with json = {
 //   forwards: { NAME: "/path/to.sock" },     // each gets a 127.0.0.1 port in this namespace
 //   env: { K: "http://127.0.0.1:{{NAME}}" }, // the command's whole environment ({{NAME}} = port)
+//   files: { "/path/config.toml": "...{{NAME}}..." }, // optional: written first, ports filled in
 //   cmd: ["/path/to/bin", ...args], cwd: "/dir" }
 // Exits with the command's exit code; its stdout and stderr pass through.
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 
 const spec = JSON.parse(process.argv[2]);
@@ -29,10 +31,10 @@ for (const [name, socketPath] of Object.entries(spec.forwards)) {
   ports[name] = server.address().port;
   servers.push(server);
 }
+const withPorts = (v) => String(v).replace(/\{\{(\w+)\}\}/g, (_, name) => String(ports[name]));
 const env = {};
-for (const [k, v] of Object.entries(spec.env)) {
-  env[k] = String(v).replace(/\{\{(\w+)\}\}/g, (_, name) => String(ports[name]));
-}
+for (const [k, v] of Object.entries(spec.env)) env[k] = withPorts(v);
+for (const [path, text] of Object.entries(spec.files ?? {})) writeFileSync(path, withPorts(text));
 const child = spawn(spec.cmd[0], spec.cmd.slice(1), { env, cwd: spec.cwd, stdio: 'inherit' });
 const stop = (signal) => child.kill(signal);
 process.on('SIGTERM', () => stop('SIGTERM'));

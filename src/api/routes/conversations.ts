@@ -1,7 +1,18 @@
 /** GET /api/conversations, /api/conversations/:id, /api/runs/:runId and /api/coverage. */
 import { z } from 'zod';
+import { contextWindowFor, overrideWindow } from '../../ingest/windows.ts';
 import { DETECTOR_IDS } from '../../model/findings.ts';
-import { getConversation, getCoverage, getRun, listConversations } from '../../store/browse.ts';
+import type { WindowOverride } from '../../model/window-overrides.ts';
+import { getAlertSettings } from '../../store/alerts.ts';
+import {
+  getConversation,
+  getCoverage,
+  getRun,
+  listConversations,
+  modelsWithoutWindow,
+  type Coverage,
+  type ModelWindowCoverage,
+} from '../../store/browse.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
@@ -70,11 +81,72 @@ const producerCoverage = z.object({
     .describe('Detectors that see none of these calls (e.g. output_cut_off: no finish reason).'),
 });
 
+const modelWindow = z.object({
+  model: z.string().nullable().describe('The response model, else the request model.'),
+  window: z
+    .number()
+    .nullable()
+    .describe(
+      'The window these calls are judged on; null when no rule knows the model (context_too_full does not judge them: add a window override).',
+    ),
+  windowSource: z
+    .string()
+    .nullable()
+    .describe(
+      'Where the window came from: override (a workspace override), model_id ([1m] in the id), agent (the agent reports it, e.g. Codex), inferred (usage above a window), catalog (for the agent version), assumed (the id does not settle it); null with no window.',
+    ),
+  calls: z.number(),
+  lastCallAt: isoTime.nullable(),
+});
+
+const claudeCodeVersion = z.object({
+  version: z
+    .string()
+    .describe('service.version of Claude Code spans and log events, or a transcript version.'),
+  status: z
+    .enum(['verified', 'supported', 'older', 'newer', 'unknown'])
+    .describe(
+      'verified: its real output is tested; supported: between the oldest supported and the newest verified; newer: after the newest verified; older: before the oldest supported.',
+    ),
+  calls: z.number(),
+  conversations: z.number(),
+  lastCallAt: isoTime.nullable(),
+});
+
 const coverageSchema = z.object({
   calls: z.number(),
   conversations: z.number(),
   compactions: z.number(),
   producers: z.array(producerCoverage),
+  recentSince: isoTime
+    .nullable()
+    .describe(
+      'Models and Claude Code versions are of calls since then (30 days before the newest).',
+    ),
+  models: z
+    .array(modelWindow)
+    .describe(
+      'Each model of the recent calls with its window and source (a row per window it was given), by model, most calls first. Windows reflect the current window overrides.',
+    ),
+  modelsWithoutWindow: z
+    .array(z.string())
+    .describe(
+      'Models of recent calls that no rule gives a window: context_too_full does not judge them.',
+    ),
+  claudeCode: z.object({
+    oldestSupported: z.string(),
+    newestVerified: z.string(),
+    verified: z.array(z.string()),
+    versions: z
+      .array(claudeCodeVersion)
+      .describe('The Claude Code versions of recent calls, newest first.'),
+    warning: z
+      .string()
+      .nullable()
+      .describe(
+        'Set when a version seen is newer than the newest verified, or older than the oldest supported.',
+      ),
+  }),
   detectors: z.object(
     Object.fromEntries(DETECTOR_IDS.map((id) => [id, detectorCoverage])) as Record<
       (typeof DETECTOR_IDS)[number],
@@ -82,6 +154,57 @@ const coverageSchema = z.object({
     >,
   ),
 });
+
+/**
+ * The model rows under the workspace's current window overrides (the evaluator applies them as it
+ * reads calls, src/evaluator/window-overrides.ts): a row an override matches now shows it; a row
+ * whose override was removed shows what the model id or the catalog gives (no agent version at
+ * this grain: a version-bound row does not apply). Rows that become alike are merged.
+ */
+export function modelsUnderOverrides(
+  models: readonly ModelWindowCoverage[],
+  overrides: readonly WindowOverride[],
+): ModelWindowCoverage[] {
+  const merged = new Map<string, ModelWindowCoverage>();
+  for (const row of models) {
+    let next = row;
+    if (
+      row.model !== null &&
+      (overrideWindow(row.model, overrides) !== null || row.windowSource === 'override')
+    ) {
+      const { window, source } = contextWindowFor(row.model, null, overrides);
+      next = { ...row, window, windowSource: source };
+    }
+    const key = JSON.stringify([next.model, next.window, next.windowSource]);
+    const known = merged.get(key);
+    merged.set(
+      key,
+      known === undefined
+        ? next
+        : {
+            ...known,
+            calls: known.calls + next.calls,
+            lastCallAt:
+              (known.lastCallAt ?? '') > (next.lastCallAt ?? '')
+                ? known.lastCallAt
+                : next.lastCallAt,
+          },
+    );
+  }
+  return [...merged.values()].sort(
+    (a, b) => (a.model ?? '').localeCompare(b.model ?? '') || b.calls - a.calls,
+  );
+}
+
+async function coverageOf(deps: ApiDeps, workspaceId: string): Promise<Coverage> {
+  const db = deps.store.db;
+  const [coverage, settings] = await Promise.all([
+    getCoverage(db, workspaceId),
+    getAlertSettings(db, workspaceId),
+  ]);
+  const models = modelsUnderOverrides(coverage.models, settings.windowOverrides);
+  return { ...coverage, models, modelsWithoutWindow: modelsWithoutWindow(models) };
+}
 
 export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
@@ -151,6 +274,6 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
   app.get(
     '/api/coverage',
     { config: { scope: 'read' }, schema: { response: { 200: coverageSchema } } },
-    async (request) => getCoverage(db, request.workspaceId),
+    async (request) => coverageOf(deps, request.workspaceId),
   );
 });

@@ -1,97 +1,44 @@
 /**
- * End to end with the REAL Claude Code CLI (2.1.197, not a simulation): each scenario runs the
- * binary offline against the loopback fake Messages API (test/helpers/fake-anthropic.ts), with
- * its telemetry sent to a real `rotscope serve` child process, and asserts the settled findings
- * exactly through the JSON API. The transcript the CLI wrote for the same session then goes
- * through `rotscope analyze` and `rotscope import` (real bin/rotscope.js child processes); their
- * findings must agree with the telemetry's, and where a transcript cannot say the same thing the
- * scenario names the difference.
+ * End to end with the REAL Claude Code CLI (not a simulation), on every verified version
+ * (versions.json: the oldest supported, 2.1.197, and the newest verified, 2.1.332): each scenario
+ * runs the binary offline against the loopback fake Messages API (test/helpers/fake-anthropic.ts),
+ * with its telemetry sent to a real `rotscope serve` child process, and asserts the settled
+ * findings exactly through the JSON API — the same findings on every version. The transcript the
+ * CLI wrote for the same session then goes through `rotscope analyze` and `rotscope import`
+ * (real bin/rotscope.js child processes); their findings must agree with the telemetry's, and
+ * where a transcript cannot say the same thing the scenario names the difference.
  *
  * Runs on the embedded PGlite only (when DATABASE_URL is unset): the CLI's data does not depend
- * on the backend and the file costs about three minutes. Skipped, with the install command, when
- * the CLI is not installed (`.ci/run` installs it into ~/.cache/claude-code-2.1.197).
+ * on the backend, and each version costs about 90 s. A version whose binary is not installed is
+ * skipped with the install command, unless ROTSCOPE_REQUIRE_CLAUDE_CODE=1 (set by .ci/run, which
+ * installs every verified version), where it fails. ROTSCOPE_CLAUDE_CODE_VERSIONS=2.1.400 runs
+ * another version instead (`npm run capture:claude-code -- 2.1.400` installs it and reports).
  */
-import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
 import {
-  INSTALL_HINT,
   claudeCodeBinary,
-  startClaudeCodeSession,
+  claudeCodeVersionsToTest,
+  installHint,
 } from '../../helpers/claude-code-cli.ts';
+import {
+  expectedFromTranscript,
+  importAndEvaluate,
+  runScenario,
+  sorted,
+  type CopiedTranscript,
+} from './run-scenario.ts';
 import { SCENARIOS, type Seen } from './scenarios.ts';
 
-const BIN = fileURLToPath(new URL('../../../bin/rotscope.js', import.meta.url));
-const binary = claudeCodeBinary();
 const onThisBackend = !process.env.DATABASE_URL;
-
-interface RawFinding {
-  detector: string;
-  severity: string;
-  kind?: string | null;
-  summary: string;
-  details: Record<string, unknown>;
-}
-
-function seen(f: RawFinding): Seen {
-  const d = f.details;
-  const tool = (d.tool ?? d.toolName ?? null) as string | null;
-  return { detector: f.detector, severity: f.severity, kind: f.kind ?? null, tool };
-}
-
-const order = (a: Seen, b: Seen) =>
-  JSON.stringify([a.detector, a.severity, a.kind, a.tool]).localeCompare(
-    JSON.stringify([b.detector, b.severity, b.kind, b.tool]),
-  );
-const sorted = (list: Seen[]) => [...list].sort(order);
-
-/** Runs bin/rotscope.js; resolves with its exit code and output. */
-function rotscope(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, DATABASE_URL: '', ROTSCOPE_FROM_SOURCE: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
+const required = process.env.ROTSCOPE_REQUIRE_CLAUDE_CODE === '1';
 const tmp = mkdtempSync(join(tmpdir(), 'rotscope-cc-e2e-'));
 let server: ChildServer;
-/** Each scenario's session, the findings from its transcript, and its copied main transcript. */
-const imported: Array<{ sessionId: string; findings: Seen[]; files: string[] }> = [];
 
-async function findingsOf(sessionId: string): Promise<RawFinding[]> {
-  const res = await fetch(`${server.url}/api/findings?conversationId=${sessionId}&limit=200`);
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { items: RawFinding[] }).items;
-}
-
-/** The session's findings once they have not changed for 3 s (the evaluator settled it). */
-async function settledFindings(sessionId: string): Promise<RawFinding[]> {
-  let last = '';
-  let stableSince = Date.now();
-  for (;;) {
-    const now = JSON.stringify(await findingsOf(sessionId));
-    if (now !== last) {
-      last = now;
-      stableSince = Date.now();
-    } else if (Date.now() - stableSince >= 3_000) {
-      return JSON.parse(now) as RawFinding[];
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-describe.skipIf(!binary || !onThisBackend)('the real Claude Code CLI, end to end', () => {
+describe.skipIf(!onThisBackend)('the real Claude Code CLI, end to end', () => {
   beforeAll(async () => {
     server = await startChildServer({
       ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
@@ -107,90 +54,64 @@ describe.skipIf(!binary || !onThisBackend)('the real Claude Code CLI, end to end
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  for (const scenario of SCENARIOS) {
-    it(
-      scenario.name,
-      async () => {
-        const session = await startClaudeCodeSession({
-          binary: binary!,
-          otlpUrl: server.url,
-          script: scenario.script,
-          ...scenario.options,
-        });
-        try {
-          let sessionId: string | null = null;
-          for (const run of scenario.runs) {
-            const result = await session.run(run.prompt, { resume: run.resume === true });
-            expect(result.exitCode, result.stderr + result.stdout).toBe(0);
-            sessionId = result.sessionId;
-          }
-          expect(sessionId).not.toBeNull();
-          const telemetry = (await settledFindings(sessionId!)).map(seen);
-          expect(sorted(telemetry), JSON.stringify(session.api.requests, null, 1)).toEqual(
-            sorted(scenario.telemetry),
-          );
-
-          // the main session file: its sub-agent files are read with it
-          const files = session.transcripts().filter((t) => !t.includes('/subagents/'));
-          const analyzed = await rotscope(['analyze', '--json', ...files], {});
-          expect(analyzed.code, analyzed.stderr).toBe(0);
-          const report = JSON.parse(analyzed.stdout) as {
-            conversations: Array<{ conversationId: string; findings: RawFinding[] }>;
-          };
-          expect(report.conversations.map((c) => c.conversationId)).toEqual([sessionId]);
-          const fromTranscript = report.conversations[0]!.findings.map(seen);
-          const expected = scenario.transcript?.findings ?? scenario.telemetry;
-          expect(sorted(fromTranscript), scenario.transcript?.because).toEqual(sorted(expected));
-          const copies: string[] = [];
-          for (const file of session.transcripts()) {
-            const to = join(tmp, 'transcripts', relative(session.configDir, file));
-            mkdirSync(dirname(to), { recursive: true });
-            copyFileSync(file, to);
-            if (!file.includes('/subagents/')) copies.push(to);
-          }
-          imported.push({ sessionId: sessionId!, findings: sorted(fromTranscript), files: copies });
-        } finally {
-          await session.close();
-        }
-      },
-      150_000,
-    );
-  }
-
-  it('rotscope import of the same transcripts settles on what rotscope analyze found', async () => {
-    expect(imported.length).toBe(SCENARIOS.length);
-    const dataDir = join(tmp, 'imported');
-    const files = imported.flatMap((i) => i.files);
-    const result = await rotscope(['import', '--data-dir', dataDir, ...files], {});
-    expect(result.code, result.stderr).toBe(0);
-    const importServer = await startChildServer({
-      ROTSCOPE_DATA_DIR: dataDir,
-      ROTSCOPE_FROM_SOURCE: '1',
-      ROTSCOPE_EVALUATOR_QUIET_MS: '200',
-    });
-    try {
-      for (const { sessionId, findings } of imported) {
-        let items: RawFinding[] = [];
-        // the evaluator picks the imported conversations up after its quiet time
-        for (let i = 0; i < 40; i++) {
-          const res = await fetch(
-            `${importServer.url}/api/findings?conversationId=${sessionId}&limit=200`,
-          );
-          items = ((await res.json()) as { items: RawFinding[] }).items;
-          if (items.length >= findings.length) break;
-          await new Promise((r) => setTimeout(r, 250));
-        }
-        expect(sorted(items.map(seen)), sessionId).toEqual(findings);
+  for (const version of claudeCodeVersionsToTest()) {
+    const binary = claudeCodeBinary(version);
+    describe(`Claude Code ${version}`, () => {
+      if (!binary && !required) {
+        it.skip(`skipped: ${installHint(version)}`, () => {});
+        return;
       }
-    } finally {
-      importServer.process.kill('SIGTERM');
-      await importServer.exited;
-    }
-  }, 120_000);
-});
+      /** Each scenario's session, the findings from its transcript, and its copied main transcript. */
+      const imported: Array<{ sessionId: string; findings: Seen[]; files: string[] }> = [];
 
-if (!binary && onThisBackend) {
-  describe('the real Claude Code CLI, end to end', () => {
-    it.skip(`skipped: ${INSTALL_HINT}`, () => {});
-  });
-}
+      for (const scenario of SCENARIOS) {
+        it(
+          scenario.name,
+          async () => {
+            expect(binary, `ROTSCOPE_REQUIRE_CLAUDE_CODE=1 and ${installHint(version)}`).not.toBe(
+              null,
+            );
+            const outcome = await runScenario(scenario, {
+              binary: binary!,
+              serverUrl: server.url,
+              copyTo: join(tmp, 'transcripts', version, scenario.id),
+            });
+            const requests = JSON.stringify(outcome.requests, null, 1);
+            for (const run of outcome.runs) expect(run.exitCode, run.stderr + run.stdout).toBe(0);
+            expect(outcome.sessionId, requests).not.toBeNull();
+            expect(outcome.ran).toBe(true);
+            const analyzed = outcome.analyze!;
+            expect(analyzed.code, analyzed.stderr).toBe(0);
+            expect(analyzed.conversationIds).toEqual([outcome.sessionId]);
+            // the import test below compares with what analyze found, whatever that was
+            imported.push({
+              sessionId: outcome.sessionId!,
+              findings: sorted(analyzed.findings),
+              files: outcome.transcripts
+                .filter((t: CopiedTranscript) => !t.subagent)
+                .map((t) => t.path),
+            });
+
+            expect(sorted(outcome.telemetry!), requests).toEqual(sorted(scenario.telemetry));
+            expect(sorted(analyzed.findings), scenario.transcript?.because).toEqual(
+              sorted(expectedFromTranscript(scenario)),
+            );
+          },
+          150_000,
+        );
+      }
+
+      it('rotscope import of the same transcripts settles on what rotscope analyze found', async () => {
+        expect(imported.length, 'every scenario ran through').toBe(SCENARIOS.length);
+        const result = await importAndEvaluate(
+          imported.flatMap((i) => i.files),
+          new Map(imported.map((i) => [i.sessionId, i.findings.length])),
+          join(tmp, `imported-${version}`),
+        );
+        expect(result.code, result.stderr).toBe(0);
+        for (const { sessionId, findings } of imported)
+          expect(sorted(result.findings.get(sessionId) ?? []), sessionId).toEqual(findings);
+      }, 120_000);
+    });
+  }
+});

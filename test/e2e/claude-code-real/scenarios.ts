@@ -2,6 +2,14 @@
  * Scenarios for the real Claude Code CLI: what the fake model answers, what the CLI is asked,
  * and the findings rotscope must settle on, from telemetry and from the transcript. Token
  * numbers are what the fake reports; `estimate` derives them from the real request size.
+ *
+ * Every scenario runs on every verified version (versions.json) and expects the same findings
+ * there: a script answers what any of them asks. Where the versions differ (conventions §5.0.1):
+ * 2.1.332's default model is `claude-opus-5-5` (1M, no `[1m]`); it sends no `HEAD /`, offers 14
+ * tools up front (the rest through ToolSearch), runs the Agent tool in the background (a second
+ * interaction with one more main-thread call when the agent finishes: routed by its
+ * `<task-notification>`), and answers a re-read of an unchanged file with the whole file again
+ * (2.1.197: a short "unchanged" stub).
  */
 import type { SessionOptions } from '../../helpers/claude-code-cli.ts';
 import type { FakeScript, FakeUsage } from '../../helpers/fake-anthropic.ts';
@@ -15,6 +23,8 @@ export interface Seen {
 }
 
 export interface Scenario {
+  /** A short stable name: the fixture folder of `npm run capture:claude-code`. */
+  id: string;
   name: string;
   options: Omit<SessionOptions, 'binary' | 'otlpUrl' | 'script'>;
   script: FakeScript;
@@ -58,6 +68,7 @@ const NOTES = 'TODO\n- rotate the API keys\n- fix the flaky billing test\n';
 /** The same cut-off session, read with and without detailed beta tracing. */
 function cutOff(beta: boolean): Scenario {
   return {
+    id: beta ? 'cut-beta' : 'cut-plain',
     name: `a text and a tool call cut at max_tokens (${beta ? 'detailed beta tracing' : 'plain telemetry'})`,
     options: { model: 'claude-sonnet-4-6', betaTracing: beta },
     runs: [{ prompt: 'Write a long report to report.md.' }],
@@ -96,6 +107,7 @@ function cutOff(beta: boolean): Scenario {
 
 export const SCENARIOS: Scenario[] = [
   {
+    id: 'healthy',
     name: 'a healthy session (protobuf exporter, default 1M model)',
     options: { protocol: 'http/protobuf', files: { 'notes.txt': NOTES } },
     runs: [{ prompt: 'Read notes.txt and summarise it.' }],
@@ -115,6 +127,7 @@ export const SCENARIOS: Scenario[] = [
     telemetry: [],
   },
   {
+    id: 'compaction',
     name: 'automatic compaction on a 200k model, then /compact on resume',
     options: { model: 'claude-sonnet-4-6', files: { 'notes.txt': NOTES } },
     runs: [{ prompt: 'Inspect the project step by step.' }, { prompt: '/compact', resume: true }],
@@ -142,6 +155,7 @@ export const SCENARIOS: Scenario[] = [
     telemetry: [f('context_too_full', 'critical'), f('history_lost', 'info', 'compacted')],
   },
   {
+    id: 'overflow',
     name: 'a "prompt is too long" 400, then reactive compaction',
     options: { model: 'claude-sonnet-4-5', protocol: 'http/protobuf' },
     runs: [{ prompt: 'Run the six steps.' }],
@@ -169,6 +183,7 @@ export const SCENARIOS: Scenario[] = [
   cutOff(false),
   cutOff(true),
   {
+    id: 'large-results',
     name: 'large Read and Bash results that stay in context',
     options: {
       files: {
@@ -196,11 +211,35 @@ export const SCENARIOS: Scenario[] = [
     telemetry: [f('tool_takeover', 'warning', null, 'Read')],
   },
   {
-    name: 'a sub-agent is its own stream',
+    id: 're-read',
+    name: 'a re-read of an unchanged file (a stub on 2.1.197, the whole file again on 2.1.332)',
+    options: { files: { 'schema.sql': bigText('CREATE TABLE', 48) } },
+    runs: [{ prompt: 'Read schema.sql, read it once more to be sure, then count its lines.' }],
+    script: {
+      main: [
+        { toolUse: { name: 'Read', input: { file_path: '__WORK__/schema.sql' } }, usage: estimate },
+        { toolUse: { name: 'Read', input: { file_path: '__WORK__/schema.sql' } }, usage: estimate },
+        {
+          toolUse: { name: 'Bash', input: { command: 'wc -l schema.sql', description: 'Count' } },
+          usage: estimate,
+        },
+        { text: 'schema.sql holds one table definition per line.', usage: estimate },
+      ],
+    },
+    // the first Read alone is over a third of the input on both versions, and stays there
+    telemetry: [f('tool_takeover', 'warning', null, 'Read')],
+  },
+  {
+    id: 'subagent',
+    name: 'a sub-agent is its own stream (in the background on 2.1.332)',
     options: { files: { 'notes.txt': NOTES } },
     runs: [{ prompt: 'Use a sub-agent to count the lines of notes.txt.' }],
     script: {
-      routes: [{ queue: 'sub', firstUserIncludes: 'SUBTASK-7' }],
+      routes: [
+        { queue: 'sub', firstUserIncludes: 'SUBTASK-7' },
+        // 2.1.332: the main thread's extra call once the background agent has finished
+        { queue: 'notified', lastUserIncludes: '<task-notification>' },
+      ],
       queues: {
         sub: [
           {
@@ -209,6 +248,7 @@ export const SCENARIOS: Scenario[] = [
           },
           { text: 'notes.txt has 3 lines.', usage: usage(8_300) },
         ],
+        notified: [{ text: 'The sub-agent counted 3 lines in notes.txt.', usage: usage(41_000) }],
       },
       main: [
         {

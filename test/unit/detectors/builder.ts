@@ -100,6 +100,7 @@ function buildCall(d: CallDesc, i: number): LlmCall {
     usageRule: ctx === null ? null : 'no_cache',
     contextWindow: d.window === undefined ? 200_000 : d.window,
     windowSource: d.window === null ? null : 'catalog',
+    agentVersion: null,
     finishReasonRaw: d.finish ?? null,
     finishClass: d.finishClass ?? null,
     outputToolCall: d.toolCall ?? false,

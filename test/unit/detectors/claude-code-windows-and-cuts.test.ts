@@ -49,6 +49,7 @@ function call(p: {
     usageRule: 'exclusive_producer',
     contextWindow: p.window,
     windowSource: p.source,
+    agentVersion: null,
     finishReasonRaw: p.finish ?? 'end_turn',
     finishClass: p.finish === 'max_tokens' ? 'output_limit' : 'stop',
     outputToolCall: p.toolCall === undefined ? false : p.toolCall,

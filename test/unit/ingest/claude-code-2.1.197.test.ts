@@ -107,20 +107,24 @@ describe('Claude Code 2.1.197, captured from the real CLI', () => {
     ]);
   });
 
-  it('windows: spans say claude-opus-4-8[1m]; the id without the marker is assumed 1M, not 200k', () => {
+  it('windows: spans say claude-opus-4-8[1m]; events say claude-opus-4-8, 1M in Claude Code 2.1.197 (assumed without a version), not 200k', () => {
     const { spans, logs } = captured('large-results');
     const span = normalizeSpans(spans, CTX).normalized.calls[0]!;
     const log = normalizeLogs(logs, CTX).normalized.calls[0]!;
-    expect([span.requestModel, span.contextWindow, span.windowSource]).toEqual([
+    expect([span.requestModel, span.contextWindow, span.windowSource, span.agentVersion]).toEqual([
       'claude-opus-4-8[1m]',
       1_000_000,
-      'catalog',
+      'model_id',
+      '2.1.197',
     ]);
-    expect([log.requestModel, log.contextWindow, log.windowSource]).toEqual([
+    // the catalog row for Claude Code 2.1.167+ (issue 19 §3), by the resource's service.version
+    expect([log.requestModel, log.contextWindow, log.windowSource, log.agentVersion]).toEqual([
       'claude-opus-4-8',
       1_000_000,
-      'assumed',
+      'catalog',
+      '2.1.197',
     ]);
+    expect(assumedWindow('claude-opus-4-8')).toBe(1_000_000);
     expect(assumedWindow('claude-sonnet-4-6')).toBeNull();
     expect(contextWindowFor('claude-sonnet-4-6', 20_000, [])).toEqual({
       window: 200_000,

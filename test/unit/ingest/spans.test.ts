@@ -151,7 +151,7 @@ describe('normalizeSpans: calls', () => {
       contextTokens: 91660,
       usageRule: 'exclusive_producer',
       contextWindow: 1_000_000,
-      windowSource: 'catalog',
+      windowSource: 'model_id',
       finishReasonRaw: 'tool_use',
       finishClass: 'tool_call',
       outputToolCall: true,

@@ -1,15 +1,22 @@
 /**
  * Coverage: is a quiet detector quiet, or blind? Per detector, the share of calls that carry
  * what it needs and, when it misses calls, what to send so it sees them; per producer, the
- * detectors that see none of its calls.
+ * detectors that see none of its calls; per model, the window its calls are judged on and where
+ * it came from (a model without one is not judged); the Claude Code versions the calls came
+ * from, with a warning for one rotscope has not verified.
  */
 import { useApi } from '../api.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
 import { ShareBar } from '../coverage/ShareBar.tsx';
-import { sight, type Coverage } from '../coverage/types.ts';
+import {
+  sight,
+  VERSION_STATUS_LABEL,
+  WINDOW_SOURCE_LABEL,
+  type Coverage,
+} from '../coverage/types.ts';
 import { DETECTORS, detectorLabel } from '../findings/detectors.ts';
-import { formatShare, formatTokens } from '../format.ts';
-import type { Route } from '../router.ts';
+import { formatShare, formatTime, formatTokens } from '../format.ts';
+import { href, type Route } from '../router.ts';
 
 const SIGHT_LABEL = { blind: 'blind', partial: 'partly blind', sees: 'sees every call' };
 
@@ -111,8 +118,113 @@ export default function CoveragePage(_props: { route: Route }) {
               </table>
             </>
           )}
+          <ModelWindows coverage={data} />
+          <ClaudeCodeVersions coverage={data} />
         </>
       )}
     </section>
+  );
+}
+
+/** Each model of the recent calls: the window its calls are judged on, and where it came from. */
+function ModelWindows({ coverage }: { coverage: Coverage }) {
+  if (coverage.models.length === 0) return null;
+  const missing = coverage.modelsWithoutWindow;
+  return (
+    <>
+      <h2>Windows by model</h2>
+      <p className="muted">
+        The window each model's calls since {formatTime(coverage.recentSince)} are judged on, and
+        where it came from. A model without a window is not judged by Context too full.
+      </p>
+      {missing.length > 0 && (
+        <p className="sight-blind models-without-window">
+          No window known for {missing.join(', ')}: add a window override on the{' '}
+          <a href={href(['alert'])}>Context rot alert</a> page.
+        </p>
+      )}
+      <table className="coverage-models">
+        <thead>
+          <tr>
+            <th>Model</th>
+            <th>Window</th>
+            <th>Source</th>
+            <th>Calls</th>
+          </tr>
+        </thead>
+        <tbody>
+          {coverage.models.map((m) => (
+            <tr
+              key={`${m.model ?? ''}|${m.window ?? ''}|${m.windowSource ?? ''}`}
+              data-model={m.model ?? ''}
+              className={m.window === null ? 'sight-blind' : undefined}
+            >
+              <td>
+                <code>{m.model ?? '(no model)'}</code>
+              </td>
+              <td>{m.window === null ? 'unknown' : formatTokens(m.window)}</td>
+              <td>
+                {m.windowSource === null
+                  ? 'no rule knows the model: not judged'
+                  : (WINDOW_SOURCE_LABEL[m.windowSource] ?? m.windowSource)}
+              </td>
+              <td>{formatTokens(m.calls)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+/** The Claude Code versions of the recent calls, against the versions rotscope verified. */
+function ClaudeCodeVersions({ coverage }: { coverage: Coverage }) {
+  const cc = coverage.claudeCode;
+  if (cc.versions.length === 0) return null;
+  return (
+    <>
+      <h2>Claude Code versions</h2>
+      <p className="muted">
+        Verified: {cc.verified.join(', ')} (supported from {cc.oldestSupported}, newest verified{' '}
+        {cc.newestVerified}).
+      </p>
+      {cc.warning !== null && (
+        <p className="sight-partial claude-code-warning" role="alert">
+          {cc.warning}
+        </p>
+      )}
+      <table className="coverage-versions">
+        <thead>
+          <tr>
+            <th>Version</th>
+            <th>Status</th>
+            <th>Calls</th>
+            <th>Conversations</th>
+          </tr>
+        </thead>
+        <tbody>
+          {cc.versions.map((v) => (
+            <tr key={v.version} data-version={v.version}>
+              <td>
+                <code>{v.version}</code>
+              </td>
+              <td
+                className={
+                  v.status === 'newer' || v.status === 'older'
+                    ? 'sight-partial'
+                    : v.status === 'verified'
+                      ? 'sight sight-sees'
+                      : undefined
+                }
+              >
+                {VERSION_STATUS_LABEL[v.status]}
+              </td>
+              <td>{formatTokens(v.calls)}</td>
+              <td>{formatTokens(v.conversations)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }

@@ -1,0 +1,90 @@
+/**
+ * End to end with the REAL Gemini CLI (`@google/gemini-cli` 0.61.0, not a simulation): each
+ * scenario runs the CLI offline against the loopback fake Gemini API
+ * (test/helpers/fake-gemini.ts), with its telemetry (OTLP/HTTP JSON, traces on) sent to a real
+ * `rotscope serve` child process, and asserts the settled findings exactly through the JSON API,
+ * and what the stored conversation holds (one conversation per session across `--resume`, the
+ * compressor's and the router's calls as side calls, the compression as a compaction, the finish
+ * reasons joined from the logs).
+ *
+ * Runs on the embedded PGlite only (when DATABASE_URL is unset): the CLI's data does not depend
+ * on the backend. Skipped, with the install command, when the CLI is not installed (`.ci/run`
+ * installs it into ~/.cache/gemini-cli-0.61.0); fails instead under ROTSCOPE_REQUIRE_GEMINI=1
+ * (exported by `.ci/run`).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
+import { GEMINI_INSTALL_HINT, geminiCliEntry } from '../../helpers/gemini-cli.ts';
+import { describeSeen, runScenario, sorted, startHeaderRecorder } from './run-scenario.ts';
+import { SCENARIOS } from './scenarios.ts';
+
+const entry = geminiCliEntry();
+const onThisBackend = !process.env.DATABASE_URL;
+const required = process.env.ROTSCOPE_REQUIRE_GEMINI === '1';
+
+describe.skipIf(!entry || !onThisBackend)('the real Gemini CLI, end to end', () => {
+  let tmp: string;
+  let server: ChildServer;
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'rotscope-gemini-e2e-'));
+    server = await startChildServer({
+      ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
+      ROTSCOPE_FROM_SOURCE: '1',
+      ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS: '1500',
+      ROTSCOPE_EVALUATOR_QUIET_MS: '200',
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    server?.process.kill('SIGTERM');
+    await server?.exited;
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  for (const scenario of SCENARIOS) {
+    it(
+      scenario.name,
+      async () => {
+        // set up by `rotscope gemini install`: the token it wrote must reach the server
+        const token = scenario.options.viaInstall?.token;
+        const headers = token === undefined ? null : await startHeaderRecorder(server.url);
+        const outcome = await runScenario(scenario, {
+          entry: entry!,
+          serverUrl: server.url,
+          ...(headers ? { otlpUrl: headers.url } : {}),
+        }).finally(() => headers?.close());
+        if (headers !== null) {
+          const paths = new Set(headers.seen.map((r) => r.path));
+          expect(paths).toEqual(new Set(['/v1/traces', '/v1/logs', '/v1/metrics']));
+          expect(new Set(headers.seen.map((r) => r.authorization))).toEqual(
+            new Set([`Bearer ${token}`]),
+          );
+        }
+        const last = outcome.runs.at(-1);
+        expect(outcome.ran, `${last?.stderr ?? ''}${last?.stdout ?? ''}`).toBe(true);
+        // the guard preloaded into the CLI (a Node program) refused nothing: with the offline
+        // settings it tries no host but the fake API and the OTLP endpoint (without them it
+        // would send usage statistics to play.googleapis.com)
+        for (const run of outcome.runs) expect(run.stderr).not.toContain('[network-guard] refused');
+        const requests = outcome.requests.map((r) => `${r.kind} ${r.model} ${r.answer}`);
+        expect(
+          sorted(outcome.findings!),
+          `found ${describeSeen(outcome.findings!)}; the fake was asked:\n${requests.join('\n')}`,
+        ).toEqual(sorted(scenario.findings));
+        expect(outcome.stored, requests.join('\n')).toEqual(scenario.stored);
+      },
+      180_000,
+    );
+  }
+});
+
+if (!entry && onThisBackend) {
+  describe('the real Gemini CLI, end to end', () => {
+    if (required) it(`is installed (${GEMINI_INSTALL_HINT})`, () => expect(entry).not.toBeNull());
+    else it.skip(`skipped: ${GEMINI_INSTALL_HINT}`, () => {});
+  });
+}

@@ -1,0 +1,194 @@
+/**
+ * Runs one scenario (scenarios.ts) with the real Gemini CLI and collects what rotscope made of it:
+ * the findings a real `rotscope serve` settled on from the CLI's telemetry, and the stored
+ * conversation. Used by real-cli.test.ts (which asserts) and by capture.ts (which also keeps what
+ * the CLI sent, as fixtures); neither hides a failure: a run that did not exit 0, or a session id
+ * that changed across runs, comes back as such.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startGeminiSession, type GeminiRunResult } from '../../helpers/gemini-cli.ts';
+import type { GeminiRequest } from '../../helpers/fake-gemini.ts';
+import type { Scenario, Seen, Stored } from './scenarios.ts';
+
+/** A finding as the JSON API gives it. */
+export interface RawFinding {
+  detector: string;
+  severity: string;
+  kind?: string | null;
+  summary: string;
+  details: Record<string, unknown>;
+}
+
+export function seen(f: RawFinding): Seen {
+  const d = f.details;
+  const tool = (d.tool ?? d.toolName ?? null) as string | null;
+  return { detector: f.detector, severity: f.severity, kind: f.kind ?? null, tool };
+}
+
+const order = (a: Seen, b: Seen) =>
+  JSON.stringify([a.detector, a.severity, a.kind, a.tool]).localeCompare(
+    JSON.stringify([b.detector, b.severity, b.kind, b.tool]),
+  );
+export const sorted = (list: Seen[]) => [...list].sort(order);
+
+/** `detector/severity[/kind][ tool]`, for summaries. */
+export const describeSeen = (list: Seen[]) =>
+  list.length === 0
+    ? '(none)'
+    : sorted(list)
+        .map(
+          (s) =>
+            `${s.detector}/${s.severity}${s.kind ? `/${s.kind}` : ''}${s.tool ? ` ${s.tool}` : ''}`,
+        )
+        .join(', ');
+
+async function findingsOf(serverUrl: string, sessionId: string): Promise<RawFinding[]> {
+  const res = await fetch(`${serverUrl}/api/findings?conversationId=${sessionId}&limit=200`);
+  if (res.status !== 200) throw new Error(`GET /api/findings: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { items: RawFinding[] }).items;
+}
+
+/** The session's findings once they have not changed for 3 s (the evaluator settled it). */
+export async function settledFindings(serverUrl: string, sessionId: string): Promise<RawFinding[]> {
+  let last = '';
+  let stableSince = Date.now();
+  for (;;) {
+    const now = JSON.stringify(await findingsOf(serverUrl, sessionId));
+    if (now !== last) {
+      last = now;
+      stableSince = Date.now();
+    } else if (Date.now() - stableSince >= 3_000) {
+      return JSON.parse(now) as RawFinding[];
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+interface StoredCall {
+  sideCall: string | null;
+  finishReasonRaw: string | null;
+  outputToolCall: boolean | null;
+  startNs: string;
+}
+
+/** The stored conversation in the shape scenarios compare (null when it is not stored). */
+export async function storedOf(serverUrl: string, sessionId: string): Promise<Stored | null> {
+  const res = await fetch(`${serverUrl}/api/conversations/${encodeURIComponent(sessionId)}`);
+  if (res.status === 404) return null;
+  if (res.status !== 200) throw new Error(`GET /api/conversations: ${res.status}`);
+  const body = (await res.json()) as {
+    calls: StoredCall[];
+    compactions: Array<{ evidence: string; kind: string }>;
+  };
+  const main = body.calls.filter((c) => c.sideCall === null);
+  return {
+    mainCalls: main.length,
+    sideCalls: body.calls.flatMap((c) => (c.sideCall === null ? [] : [c.sideCall])).sort(),
+    compactions: body.compactions.map((c) => `${c.evidence}/${c.kind}`),
+    cuts: main
+      .filter((c) => c.finishReasonRaw !== null && c.finishReasonRaw !== 'stop')
+      .map(
+        (c) =>
+          `${c.finishReasonRaw}${c.outputToolCall === true ? '+tool' : c.outputToolCall === null ? '?tool' : ''}`,
+      ),
+  };
+}
+
+export interface ScenarioOutcome {
+  runs: GeminiRunResult[];
+  /** The session id of the first run (null when it printed none). */
+  sessionId: string | null;
+  /** Every run exited 0 and printed the same session id. */
+  ran: boolean;
+  /** What the fake API was asked, in order. */
+  requests: GeminiRequest[];
+  /** The settled findings (null when the CLI did not run through). */
+  findings: Seen[] | null;
+  stored: Stored | null;
+}
+
+/**
+ * Runs a scenario: the CLI against the fake API, its telemetry to `otlpUrl` (default the server
+ * itself), then the settled findings and the stored conversation from `serverUrl`.
+ */
+export async function runScenario(
+  scenario: Scenario,
+  options: { entry: string; serverUrl: string; otlpUrl?: string },
+): Promise<ScenarioOutcome> {
+  const session = await startGeminiSession({
+    entry: options.entry,
+    otlpUrl: options.otlpUrl ?? options.serverUrl,
+    script: scenario.script,
+    ...scenario.options,
+  });
+  const outcome: ScenarioOutcome = {
+    runs: [],
+    sessionId: null,
+    ran: false,
+    requests: session.api.requests,
+    findings: null,
+    stored: null,
+  };
+  try {
+    for (const run of scenario.runs) {
+      const result = await session.run(run.prompt, { resume: run.resume === true });
+      outcome.runs.push(result);
+      outcome.sessionId ??= result.sessionId;
+      if (result.exitCode !== 0) break;
+    }
+  } finally {
+    await session.close();
+  }
+  outcome.ran =
+    outcome.runs.length === scenario.runs.length &&
+    outcome.runs.every((r) => r.exitCode === 0 && r.sessionId === outcome.sessionId) &&
+    outcome.sessionId !== null;
+  if (!outcome.ran) return outcome;
+  outcome.findings = (await settledFindings(options.serverUrl, outcome.sessionId!)).map(seen);
+  outcome.stored = await storedOf(options.serverUrl, outcome.sessionId!);
+  return outcome;
+}
+
+/** One OTLP request as it reached the recorder: its path and Authorization header. */
+export interface SeenRequest {
+  path: string;
+  authorization: string | null;
+}
+
+/** An OTLP/HTTP endpoint on loopback that notes each request's headers and forwards it to `target`. */
+export async function startHeaderRecorder(target: string) {
+  const seenRequests: SeenRequest[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const auth = req.headers.authorization;
+      seenRequests.push({ path: req.url ?? '/', authorization: auth ?? null });
+      const headers: Record<string, string> = {
+        'content-type': req.headers['content-type'] ?? 'application/json',
+      };
+      if (req.headers['content-encoding'])
+        headers['content-encoding'] = req.headers['content-encoding'];
+      fetch(`${target}${req.url ?? '/'}`, { method: 'POST', headers, body: Buffer.concat(chunks) })
+        .then(async (answer) => {
+          res.writeHead(answer.status, { 'content-type': 'application/json' });
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        })
+        .catch((error: unknown) => {
+          res.writeHead(502);
+          res.end(String(error));
+        });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen: seenRequests,
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}
