@@ -30,6 +30,8 @@ const COMMANDS: Array<[string[], string]> = [
   [['claude-code'], 'rotscope claude-code install'],
   [['gemini', 'install'], 'rotscope gemini install'],
   [['gemini'], 'rotscope gemini install'],
+  [['codex', 'install'], 'rotscope codex install'],
+  [['codex'], 'rotscope codex install'],
   [['analyze'], 'rotscope analyze'],
   [['import'], 'rotscope import'],
 ];

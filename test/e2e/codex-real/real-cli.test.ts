@@ -2,13 +2,14 @@
  * End to end with the REAL Codex CLI (0.171.0, the native binary of `@openai/codex`, not a
  * simulation): each scenario (./scenarios.ts) runs `codex exec` offline against the loopback
  * fake Responses API (test/helpers/fake-openai-responses.ts), in a private network namespace
- * with an environment built from nothing (test/helpers/codex-cli.ts), its OTLP/HTTP telemetry
- * configured in `$CODEX_HOME/config.toml` and sent to a real `rotscope serve` child process, and
- * asserts the settled findings exactly through the JSON API. Codex's `[otel]` section is the
- * one `rotscope codex install` writes (except in the scenario that exports OTLP/HTTP JSON). The session file Codex wrote for the
- * same session then goes through `rotscope analyze` and `rotscope import` (real bin/rotscope.js
- * child processes); their findings must agree with the telemetry's, and where a session file says
- * more (a cut-off: Codex's telemetry cannot show one) the scenario names the difference.
+ * with an environment built from nothing (test/helpers/codex-cli.ts). Its OTLP/HTTP telemetry,
+ * configured by the `[otel]` section `rotscope codex install` writes (the JSON scenario sets its
+ * own), goes to a real `rotscope serve` child process; the settled findings are asserted exactly
+ * through the JSON API. The session file Codex wrote for the same session then goes through
+ * `rotscope analyze` and `rotscope import` (real bin/rotscope.js child processes): into a store of
+ * its own, where its findings must agree with the telemetry's (where the file says more, a
+ * cut-off Codex's telemetry cannot show, the scenario names the difference), and into the
+ * telemetry's store, where each request stays one call.
  *
  * Runs on the embedded PGlite only (when DATABASE_URL is unset). Skipped, with the install
  * command, when the CLI is not installed, except under `.ci/run` (ROTSCOPE_REQUIRE_CODEX=1),

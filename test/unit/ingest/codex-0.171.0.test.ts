@@ -21,7 +21,7 @@ import {
 import type { Compaction, LlmCall, ToolResult } from '../../../src/model/calls.ts';
 import type { LogRecord, Span } from '../../../src/model/telemetry.ts';
 import { decodeLogs, decodeTraces } from '../../../src/otlp/decode.ts';
-import { CTX, NO_CONTENT } from './helpers.ts';
+import { CTX, NO_CONTENT, span } from './helpers.ts';
 
 const DIR = join(import.meta.dirname, '../../fixtures/real/codex-0.171.0');
 
@@ -330,5 +330,59 @@ describe('Codex tool result sizes', () => {
     const whole = `${header}Original token count: 2\nOutput:\nok\n`;
     expect(loggedSizeOfResult(whole, false)).toBe(whole.length);
     expect(loggedSizeOfResult(null, false)).toBe(null);
+  });
+});
+
+describe('Codex spans alone in a batch', () => {
+  const resource = { 'service.name': 'codex_exec', 'service.version': '0.171.0' };
+  const call = span({
+    name: 'handle_responses',
+    resource,
+    parentSpanId: 'f'.repeat(16),
+    attributes: {
+      'gen_ai.usage.input_tokens': '30000',
+      'gen_ai.usage.cache_read.input_tokens': '29000',
+      'gen_ai.usage.output_tokens': '20',
+    },
+  });
+
+  it('a call whose turn is in another batch is grouped by its trace, with no window (no guess)', () => {
+    const { normalized, keep, dropped } = normalizeSpans(
+      [call, span({ name: 'run_pre_sampling_compact', resource })],
+      CTX,
+    );
+    expect(normalized.calls).toHaveLength(1);
+    expect(normalized.calls[0]).toMatchObject({
+      conversationId: call.traceId,
+      conversationSynthetic: true,
+      responseModel: null,
+      contextWindow: null,
+      windowSource: null,
+      contextTokens: 30_000,
+    });
+    expect(normalized.compactions).toEqual([]);
+    expect([keep.length, dropped]).toEqual([1, 1]);
+  });
+
+  it('any span or event of the trace in the batch names the conversation and the model', () => {
+    const sampling = span({
+      name: 'codex.sampling',
+      resource,
+      attributes: { 'conversation.id': 'thread-1' },
+      events: [
+        {
+          name: 'event',
+          timeUnixNano: '1',
+          attributes: { 'event.name': 'codex.api_request', model: 'gpt-5.5' },
+        },
+      ],
+    });
+    const { normalized } = normalizeSpans([call, sampling], CTX);
+    expect(normalized.calls[0]).toMatchObject({
+      conversationId: 'thread-1',
+      conversationSynthetic: false,
+      responseModel: 'gpt-5.5',
+      contextWindow: 272_000,
+    });
   });
 });
