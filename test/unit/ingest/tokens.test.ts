@@ -111,10 +111,22 @@ describe('contextUsage: inclusive/exclusive rule (conventions §9.3)', () => {
     [string, ReturnType<typeof raw>, CacheConvention, number | null, string | null]
   > = [
     ['Claude Code excludes cache', raw(2, 84562, 7096), 'excludes', 91660, 'exclusive_producer'],
-    ['Claude Code with no cache readings', raw(50, null, null), 'excludes', 50, 'exclusive_producer'],
+    [
+      'Claude Code with no cache readings',
+      raw(50, null, null),
+      'excludes',
+      50,
+      'exclusive_producer',
+    ],
     ['raw < cache: must be exclusive', raw(3, 1000, 200), 'unknown', 1203, 'exclusive_inferred'],
     ['raw ≥ cache: inclusive (semconv ≥1.40)', raw(1300, 1000, 200), 'unknown', 1300, 'inclusive'],
-    ['ambiguous small cache is taken as inclusive', raw(1000, 200, null), 'unknown', 1000, 'inclusive'],
+    [
+      'ambiguous small cache is taken as inclusive',
+      raw(1000, 200, null),
+      'unknown',
+      1000,
+      'inclusive',
+    ],
     ['cache read 0 is still a reading', raw(941, 0, null), 'unknown', 941, 'inclusive'],
     ['no cache readings', raw(2256, null, null), 'unknown', 2256, 'no_cache'],
     ['no raw input: unknown', raw(null, 500, null), 'unknown', null, null],
