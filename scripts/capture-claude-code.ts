@@ -36,9 +36,9 @@ import { brotliCompressSync, constants } from 'node:zlib';
 import {
   NEWEST_VERIFIED_CLAUDE_CODE,
   VERIFIED_CLAUDE_CODE_VERSIONS,
-  canIsolateNetwork,
   installClaudeCode,
 } from '../test/helpers/claude-code-cli.ts';
+import { canIsolateNetwork } from '../test/helpers/private-network.ts';
 import { startChildServer } from '../test/helpers/child-server.ts';
 import {
   describeSeen,

@@ -28,10 +28,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createConnection, createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { canIsolateNetwork, relayToTcp } from './private-network.ts';
 import { startFakeAnthropic, type FakeAnthropic, type FakeScript } from './fake-anthropic.ts';
 
 const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
@@ -150,30 +150,6 @@ export function installClaudeCode(version: string, log: (line: string) => void):
       `installed Claude Code ${version} into ${home}, but found no ${NATIVE_PACKAGE}/claude there`,
     );
   return binary;
-}
-
-let unshareWorks: boolean | undefined;
-/** True when `unshare -n` can give the CLI a private network namespace here. */
-export function canIsolateNetwork(): boolean {
-  unshareWorks ??=
-    spawnSync('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' })
-      .status === 0;
-  return unshareWorks;
-}
-
-/** A Unix socket that relays each connection to a TCP address on loopback. */
-function relayToTcp(socketPath: string, target: URL): Promise<Server> {
-  const server = createServer((inbound) => {
-    const outbound = createConnection({ host: target.hostname, port: Number(target.port) });
-    inbound.pipe(outbound).pipe(inbound);
-    const end = () => {
-      inbound.destroy();
-      outbound.destroy();
-    };
-    inbound.on('error', end);
-    outbound.on('error', end);
-  });
-  return new Promise((resolve) => server.listen(socketPath, () => resolve(server)));
 }
 
 export interface SessionOptions {

@@ -18,7 +18,7 @@
  *   `@openai/codex@0.171.0` and its platform package;
  * - `ROTSCOPE_CODEX_BIN` names the binary directly instead.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   closeSync,
   existsSync,
@@ -30,10 +30,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createConnection, createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { canIsolateNetwork, relayToTcp } from './private-network.ts';
 import {
   startFakeOpenAiResponses,
   type FakeOpenAiResponses,
@@ -90,30 +90,6 @@ export function codexBinary(): string | null {
     'bin/codex',
   );
   return existsSync(binary) && installedCodexVersion() === CODEX_VERSION ? binary : null;
-}
-
-let unshareWorks: boolean | undefined;
-/** True when `unshare -n` can give the CLI a private network namespace here. */
-export function canIsolateNetwork(): boolean {
-  unshareWorks ??=
-    spawnSync('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' })
-      .status === 0;
-  return unshareWorks;
-}
-
-/** A Unix socket that relays each connection to a TCP address on loopback. */
-function relayToTcp(socketPath: string, target: URL): Promise<Server> {
-  const server = createServer((inbound) => {
-    const outbound = createConnection({ host: target.hostname, port: Number(target.port) });
-    inbound.pipe(outbound).pipe(inbound);
-    const end = () => {
-      inbound.destroy();
-      outbound.destroy();
-    };
-    inbound.on('error', end);
-    outbound.on('error', end);
-  });
-  return new Promise((resolve) => server.listen(socketPath, () => resolve(server)));
 }
 
 export interface CodexSessionOptions {

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenFake, type FakeListen } from './fake-listen.ts';
 
 /** Token usage of one answer: fixed numbers, or `estimate` (request bytes / 4, warm cache). */
 export type FakeUsage =
@@ -105,7 +105,7 @@ function isCompaction(body: Json): boolean {
 
 export function startFakeAnthropic(
   script: FakeScript,
-  listen: { socketPath: string } | { port: 0 },
+  listen: FakeListen,
   workDir: string,
 ): Promise<FakeAnthropic> {
   const queues: Record<string, FakeAnswer[]> = {
@@ -309,24 +309,5 @@ export function startFakeAnthropic(
       }
     });
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const ready = () => {
-      const address = server.address();
-      resolve({
-        url:
-          typeof address === 'object' && address !== null
-            ? `http://127.0.0.1:${(address as AddressInfo).port}`
-            : null,
-        requests,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    };
-    if ('socketPath' in listen) server.listen(listen.socketPath, ready);
-    else server.listen(0, '127.0.0.1', ready);
-  });
+  return listenFake(server, listen).then(({ url, close }) => ({ url, requests, close }));
 }

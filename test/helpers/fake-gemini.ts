@@ -10,7 +10,7 @@
  * next scripted answer of that queue. It listens on a Unix socket or on 127.0.0.1 only.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenFake, type FakeListen } from './fake-listen.ts';
 
 /**
  * Token usage of one answer: fixed numbers, or `estimate` (request bytes / 4). `prompt` is the
@@ -125,7 +125,7 @@ function split(text: string, n: number): string[] {
 
 export function startFakeGemini(
   script: GeminiScript,
-  listen: { socketPath: string } | { port: 0 },
+  listen: FakeListen,
   workDir: string,
 ): Promise<FakeGemini> {
   const queues: Record<string, GeminiAnswer[]> = {
@@ -310,25 +310,5 @@ export function startFakeGemini(
       }
     });
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const ready = () => {
-      const address = server.address();
-      resolve({
-        url:
-          typeof address === 'object' && address !== null
-            ? `http://127.0.0.1:${(address as AddressInfo).port}`
-            : null,
-        requests,
-        bodies,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    };
-    if ('socketPath' in listen) server.listen(listen.socketPath, ready);
-    else server.listen(0, '127.0.0.1', ready);
-  });
+  return listenFake(server, listen).then(({ url, close }) => ({ url, requests, bodies, close }));
 }

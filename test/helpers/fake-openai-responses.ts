@@ -13,7 +13,7 @@
  * a Unix socket or on 127.0.0.1 only.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenFake, type FakeListen } from './fake-listen.ts';
 
 /**
  * Token usage of one answer: fixed numbers (`input_tokens` includes `cached_tokens`, as the
@@ -144,7 +144,7 @@ function toolOutputsOf(body: Json): Record<string, number> {
 
 export function startFakeOpenAiResponses(
   script: FakeResponsesScript,
-  listen: { socketPath: string } | { port: 0 },
+  listen: FakeListen,
   workDir: string,
 ): Promise<FakeOpenAiResponses> {
   const queues: Record<string, FakeResponsesAnswer[]> = {
@@ -376,25 +376,5 @@ export function startFakeOpenAiResponses(
       );
     });
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const ready = () => {
-      const address = server.address();
-      resolve({
-        url:
-          typeof address === 'object' && address !== null
-            ? `http://127.0.0.1:${(address as AddressInfo).port}`
-            : null,
-        requests,
-        bodies,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    };
-    if ('socketPath' in listen) server.listen(listen.socketPath, ready);
-    else server.listen(0, '127.0.0.1', ready);
-  });
+  return listenFake(server, listen).then(({ url, close }) => ({ url, requests, bodies, close }));
 }

@@ -16,12 +16,12 @@
  * Where the CLI is (`.ci/run` installs it there): `$ROTSCOPE_GEMINI_CLI_HOME` (default
  * `~/.cache/gemini-cli-0.61.0/`), an npm folder holding `@google/gemini-cli@0.61.0`.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { canIsolateNetwork, relayToTcp } from './private-network.ts';
 import { startFakeGemini, type FakeGemini, type GeminiScript } from './fake-gemini.ts';
 
 const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
@@ -58,30 +58,6 @@ export function geminiCliEntry(): string | null {
   }
   const entry = join(pkg, 'bundle/gemini.js');
   return existsSync(entry) ? entry : null;
-}
-
-let unshareWorks: boolean | undefined;
-/** True when `unshare -n` can give the CLI a private network namespace here. */
-export function canIsolateNetwork(): boolean {
-  unshareWorks ??=
-    spawnSync('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' })
-      .status === 0;
-  return unshareWorks;
-}
-
-/** A Unix socket that relays each connection to a TCP address on loopback. */
-function relayToTcp(socketPath: string, target: URL): Promise<Server> {
-  const server = createServer((inbound) => {
-    const outbound = createConnection({ host: target.hostname, port: Number(target.port) });
-    inbound.pipe(outbound).pipe(inbound);
-    const end = () => {
-      inbound.destroy();
-      outbound.destroy();
-    };
-    inbound.on('error', end);
-    outbound.on('error', end);
-  });
-  return new Promise((resolve) => server.listen(socketPath, () => resolve(server)));
 }
 
 /** Settings that keep the CLI quiet and local (merged under the scenario's own settings). */
