@@ -31,6 +31,7 @@ import { spanIdFor, traceIdFor } from './ids.ts';
 import { partsFromBytes } from './tool-parts.ts';
 import type { NormalizeContext } from './types.ts';
 import { reportedWindowFor } from './windows.ts';
+import { jsonObjectLines } from './json-lines.ts';
 
 /** The producer of calls read from Codex session files. */
 export const CODEX_SESSION_PRODUCER = 'codex_session';
@@ -147,19 +148,7 @@ export function normalizeCodexSession(text: string, ctx: NormalizeContext, path 
   const compactions: Compaction[] = [];
   const lines: Entry[] = [];
   let usageRecords = false;
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const raw = text.slice(start, end).trim();
-    start = end + 1;
-    if (raw === '' || raw.charCodeAt(0) !== 123) continue;
-    let line: unknown;
-    try {
-      line = JSON.parse(raw);
-    } catch {
-      continue;
-    }
+  for (const line of jsonObjectLines(text)) {
     if (!isCodexSessionEntry(line)) continue;
     const entry = line as Entry;
     if (entry['type'] === 'token_usage_record') usageRecords = true;

@@ -19,6 +19,7 @@
  */
 import type { Compaction, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
 import { isObj, msToNs, numField } from './attrs.ts';
+import { jsonObjectLines } from './json-lines.ts';
 import { compaction, normalizeTrigger } from './compactions.ts';
 import { classifyQuerySource, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason } from './finish.ts';
@@ -132,20 +133,7 @@ export function normalizeTranscript(
   const byMessageId = new Map<string, LlmCall>();
   const requests = new RequestLines();
 
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const raw = text.slice(start, end).trim();
-    start = end + 1;
-    if (raw === '' || raw.charCodeAt(0) !== 123) continue;
-    let line: unknown;
-    try {
-      line = JSON.parse(raw);
-    } catch {
-      continue;
-    }
-    if (!isObj(line)) continue;
+  for (const line of jsonObjectLines(text)) {
     const type = s(line, 'type');
     if (type === 'api-request-shape' || type === 'api-request') {
       requests.read(type, line);
