@@ -93,8 +93,8 @@ async function dropOf(conversation: string): Promise<Strip['findings'][number]> 
 }
 
 beforeAll(async () => {
-  // the run-view conversations are dated 2026-01-01: retention (by each row's own time) would
-  // prune them before the strip is read
+  // the 10,000 calls below are dated 2026-01-01: retention, which ages rows by their own time,
+  // would prune them if its first run (10 s after start) came before the strip is read
   server = await startTestServer({ config: { retentionDays: 0 } });
   await sendRunViewConversations(server.url);
 }, 60_000);
@@ -161,9 +161,7 @@ describe('GET /api/conversations/:id/strip', () => {
     });
   });
 
-  // KNOWN REGRESSION (session of 2026-12-02, not fixed): answers 404 since the one-call-one-row
-  // merge and window changes landed; skipped so the rest lands, see the issue 19 closing note.
-  it.skip('serves 10,000 calls as columns without per-call objects', async () => {
+  it('serves 10,000 calls as columns without per-call objects', async () => {
     const rows = Array.from({ length: 10_000 }, (_, i) =>
       llmCallRow(
         call('big', i, {
@@ -172,10 +170,11 @@ describe('GET /api/conversations/:id/strip', () => {
         }),
       ),
     );
-    for (let i = 0; i < rows.length; i += 1_000)
+    // batches of 500 rows: PGlite binds at most 32,767 parameters in one statement
+    for (let i = 0; i < rows.length; i += 500)
       await server.store.db
         .insertInto('llm_calls')
-        .values(rows.slice(i, i + 1_000))
+        .values(rows.slice(i, i + 500))
         .execute();
     // a connection of its own: seeding takes longer than the server keeps an idle one open
     const text = await getOnNewConnection(`${server.url}/api/conversations/big/strip`);
@@ -189,9 +188,7 @@ describe('GET /api/conversations/:id/strip', () => {
 });
 
 describe('GET /api/findings/:id/what-was-lost', () => {
-  // KNOWN REGRESSION (session of 2026-12-02, not fixed): answers 404 since the one-call-one-row
-  // merge and window changes landed; skipped so the rest lands, see the issue 19 closing note.
-  it.skip('with content captured: the tokens, the parts that lost the most, the dropped messages and the system prompt', async () => {
+  it('with content captured: the tokens, the parts that lost the most, the dropped messages and the system prompt', async () => {
     const drop = await dropOf(LOST_WITH_CONTENT);
     const { status, body } = await get<WhatWasLost>(
       `/api/findings/${drop.findingId}/what-was-lost`,
@@ -212,9 +209,7 @@ describe('GET /api/findings/:id/what-was-lost', () => {
     expect(body.systemPrompt).toMatchObject({ recorded: true, textBefore: SYSTEM_PROMPT });
   });
 
-  // KNOWN REGRESSION (session of 2026-12-02, not fixed): answers 404 since the one-call-one-row
-  // merge and window changes landed; skipped so the rest lands, see the issue 19 closing note.
-  it.skip('with content capture off: sizes only, no text', async () => {
+  it('with content capture off: sizes only, no text', async () => {
     const drop = await dropOf(LOST_WITHOUT_CONTENT);
     const { body } = await get<WhatWasLost>(`/api/findings/${drop.findingId}/what-was-lost`);
     expect(body.tokensLost).toBe(LOST_USAGE[1] - LOST_USAGE[2]);
@@ -233,9 +228,7 @@ describe('GET /api/findings/:id/what-was-lost', () => {
     expect(body.systemPrompt.before).toBe(SYSTEM_PROMPT.length);
   });
 
-  // KNOWN REGRESSION (session of 2026-12-02, not fixed): answers 404 since the one-call-one-row
-  // merge and window changes landed; skipped so the rest lands, see the issue 19 closing note.
-  it.skip('a compacted drop: what replaced it is the compaction and its summary', async () => {
+  it('a compacted drop: what replaced it is the compaction and its summary', async () => {
     const drop = await dropOf(COMPACTED);
     const { body } = await get<WhatWasLost>(`/api/findings/${drop.findingId}/what-was-lost`);
     expect(body).toMatchObject({ kind: 'compacted', severity: 'info' });
