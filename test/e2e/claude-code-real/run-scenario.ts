@@ -17,43 +17,19 @@ import { startChildServer } from '../../helpers/child-server.ts';
 import { startClaudeCodeSession, type RunResult } from '../../helpers/claude-code-cli.ts';
 import type { FakeRequest } from '../../helpers/fake-anthropic.ts';
 import type { Scenario, Seen } from './scenarios.ts';
+import { findingsOf, seen, settledFindings, type RawFinding } from '../../helpers/seen-findings.ts';
+
+export {
+  describeSeen,
+  findingsOf,
+  sameSeen,
+  seen,
+  settledFindings,
+  sorted,
+  type RawFinding,
+} from '../../helpers/seen-findings.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/rotscope.js', import.meta.url));
-
-/** A finding as the JSON API and `rotscope analyze --json` give it. */
-export interface RawFinding {
-  detector: string;
-  severity: string;
-  kind?: string | null;
-  summary: string;
-  details: Record<string, unknown>;
-}
-
-export function seen(f: RawFinding): Seen {
-  const d = f.details;
-  const tool = (d.tool ?? d.toolName ?? null) as string | null;
-  return { detector: f.detector, severity: f.severity, kind: f.kind ?? null, tool };
-}
-
-const order = (a: Seen, b: Seen) =>
-  JSON.stringify([a.detector, a.severity, a.kind, a.tool]).localeCompare(
-    JSON.stringify([b.detector, b.severity, b.kind, b.tool]),
-  );
-export const sorted = (list: Seen[]) => [...list].sort(order);
-
-/** `detector/severity[/kind][ tool]`, for summaries. */
-export const describeSeen = (list: Seen[]) =>
-  list.length === 0
-    ? '(none)'
-    : sorted(list)
-        .map(
-          (s) =>
-            `${s.detector}/${s.severity}${s.kind ? `/${s.kind}` : ''}${s.tool ? ` ${s.tool}` : ''}`,
-        )
-        .join(', ');
-
-export const sameSeen = (a: Seen[], b: Seen[]) =>
-  JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
 
 /** Runs bin/rotscope.js on PGlite; resolves with its exit code and output. */
 export function rotscope(args: string[], env: Record<string, string> = {}) {
@@ -68,28 +44,6 @@ export function rotscope(args: string[], env: Record<string, string> = {}) {
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
-}
-
-async function findingsOf(serverUrl: string, sessionId: string): Promise<RawFinding[]> {
-  const res = await fetch(`${serverUrl}/api/findings?conversationId=${sessionId}&limit=200`);
-  if (res.status !== 200) throw new Error(`GET /api/findings: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { items: RawFinding[] }).items;
-}
-
-/** The session's findings once they have not changed for 3 s (the evaluator settled it). */
-export async function settledFindings(serverUrl: string, sessionId: string): Promise<RawFinding[]> {
-  let last = '';
-  let stableSince = Date.now();
-  for (;;) {
-    const now = JSON.stringify(await findingsOf(serverUrl, sessionId));
-    if (now !== last) {
-      last = now;
-      stableSince = Date.now();
-    } else if (Date.now() - stableSince >= 3_000) {
-      return JSON.parse(now) as RawFinding[];
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** One OTLP request as the CLI sent it (gzip removed when it was gzipped). */

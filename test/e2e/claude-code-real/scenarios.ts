@@ -13,14 +13,9 @@
  */
 import type { SessionOptions } from '../../helpers/claude-code-cli.ts';
 import type { FakeScript, FakeUsage } from '../../helpers/fake-anthropic.ts';
+import type { Seen } from '../../helpers/seen-findings.ts';
 
-/** A finding as compared: detector, severity, kind, and the tool it names (if any). */
-export interface Seen {
-  detector: string;
-  severity: string;
-  kind: string | null;
-  tool: string | null;
-}
+export type { Seen };
 
 export interface Scenario {
   /** A short stable name: the fixture folder of `npm run capture:claude-code`. */

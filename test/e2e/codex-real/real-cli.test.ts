@@ -24,19 +24,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
 import { CODEX_INSTALL_HINT, codexBinary, startCodexSession } from '../../helpers/codex-cli.ts';
 import { CODEX_SCENARIOS, type Seen } from './scenarios.ts';
+import { seen, sorted, type RawFinding } from '../../helpers/seen-findings.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/rotscope.js', import.meta.url));
 const binary = codexBinary();
 const onThisBackend = !process.env.DATABASE_URL;
 const required = process.env.ROTSCOPE_REQUIRE_CODEX === '1';
-
-interface RawFinding {
-  detector: string;
-  severity: string;
-  kind?: string | null;
-  summary: string;
-  details: Record<string, unknown>;
-}
 
 interface StoredCall {
   conversationId: string;
@@ -50,18 +43,6 @@ interface StoredCall {
   requestId: string | null;
   sideCall: string | null;
 }
-
-function seen(f: RawFinding): Seen {
-  const d = f.details;
-  const tool = (d.tool ?? d.toolName ?? null) as string | null;
-  return { detector: f.detector, severity: f.severity, kind: f.kind ?? null, tool };
-}
-
-const order = (a: Seen, b: Seen) =>
-  JSON.stringify([a.detector, a.severity, a.kind, a.tool]).localeCompare(
-    JSON.stringify([b.detector, b.severity, b.kind, b.tool]),
-  );
-const sorted = (list: Seen[]) => [...list].sort(order);
 
 /** Runs bin/rotscope.js; resolves with its exit code and output. */
 function rotscope(args: string[], env: Record<string, string> = {}) {

@@ -19,14 +19,9 @@ import type {
   FakeResponsesUsage,
 } from '../../helpers/fake-openai-responses.ts';
 import type { CodexSessionOptions } from '../../helpers/codex-cli.ts';
+import type { Seen } from '../../helpers/seen-findings.ts';
 
-/** A finding as compared: detector, severity, kind, and the tool it names (if any). */
-export interface Seen {
-  detector: string;
-  severity: string;
-  kind: string | null;
-  tool: string | null;
-}
+export type { Seen };
 
 export interface CodexScenario {
   /** A short stable name (the fixture folder of test/e2e/codex-real/capture.ts). */

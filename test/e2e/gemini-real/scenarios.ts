@@ -12,14 +12,9 @@
  */
 import type { GeminiSessionOptions } from '../../helpers/gemini-cli.ts';
 import type { GeminiAnswer, GeminiScript, GeminiUsage } from '../../helpers/fake-gemini.ts';
+import type { Seen } from '../../helpers/seen-findings.ts';
 
-/** A finding as compared: detector, severity, kind, and the tool it names (if any). */
-export interface Seen {
-  detector: string;
-  severity: string;
-  kind: string | null;
-  tool: string | null;
-}
+export type { Seen };
 
 /** What the stored conversation holds, as compared. */
 export interface Stored {
