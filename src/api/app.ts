@@ -12,7 +12,8 @@ import type { Resolver } from '../notifier/outbound.ts';
 import type { Config } from '../config.ts';
 import { createEventLog } from '../log/event-log.ts';
 import type { Store } from '../store/db.ts';
-import { registerAuth } from './auth.ts';
+import { registerAuth, type AuthFailureWriter } from './auth.ts';
+import { hostName, registerHostGuard } from './host-guard.ts';
 import { registerConsole } from './console.ts';
 import { isDatabaseUnavailable } from './errors.ts';
 import { healthRoutes } from './health.ts';
@@ -22,6 +23,7 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { otlpRoutes, replyStatus } from './otlp.ts';
 import { RPC_CODES } from '../otlp/responses.ts';
 import { apiRoutes } from './routes/index.ts';
+import { isOtlpPath, routedPath } from './routed-path.ts';
 import type { ApiDeps } from './types.ts';
 
 export interface AppOptions {
@@ -82,10 +84,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    if (!shuttingDown || request.url === '/healthz' || request.url === '/readyz') return;
+    const path = routedPath(request);
+    if (!shuttingDown || path === '/healthz' || path === '/readyz') return;
     reply.header('connection', 'close');
     const message = 'shutting down, retry later';
-    if (request.url.startsWith('/v1/'))
+    if (isOtlpPath(request))
       return replyStatus(
         request,
         reply,
@@ -107,42 +110,45 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   // Parses the console's session and CSRF cookies before the auth hook reads them.
   await app.register(fastifyCookie);
-  const auth = registerAuth(app, {
-    store,
-    host: config.host,
-    writeFailure: (request, reply, failure) => {
-      events.event(
-        'warn',
-        `refused_${failure.status}`,
-        request.workspaceId || 'unauthenticated',
-        {
-          status: failure.status,
-          path: request.routeOptions.url ?? request.url.split('?')[0],
-          remoteAddress: request.ip,
-        },
-        `request refused (${failure.status}): ${failure.message}`,
+  /** Auth and the host guard refuse alike: counted, logged, in the OTLP or the API's form. */
+  const writeFailure: AuthFailureWriter = (request, reply, failure) => {
+    events.event(
+      'warn',
+      `refused_${failure.status}`,
+      request.workspaceId || 'unauthenticated',
+      {
+        status: failure.status,
+        path: routedPath(request),
+        remoteAddress: request.ip,
+      },
+      `request refused (${failure.status}): ${failure.message}`,
+    );
+    if (isOtlpPath(request)) {
+      const rpc =
+        failure.status === 401
+          ? RPC_CODES.UNAUTHENTICATED
+          : failure.status === 403
+            ? RPC_CODES.PERMISSION_DENIED
+            : RPC_CODES.UNAVAILABLE;
+      return replyStatus(
+        request,
+        reply,
+        failure.status,
+        rpc,
+        failure.message,
+        failure.status === 503 ? config.retryAfterSeconds : undefined,
       );
-      if (request.url.startsWith('/v1/')) {
-        const rpc =
-          failure.status === 401
-            ? RPC_CODES.UNAUTHENTICATED
-            : failure.status === 403
-              ? RPC_CODES.PERMISSION_DENIED
-              : RPC_CODES.UNAVAILABLE;
-        return replyStatus(
-          request,
-          reply,
-          failure.status,
-          rpc,
-          failure.message,
-          failure.status === 503 ? config.retryAfterSeconds : undefined,
-        );
-      }
-      if (failure.status === 503) reply.header('retry-after', String(config.retryAfterSeconds));
-      return reply
-        .code(failure.status)
-        .send({ error: errorName(failure.status), message: failure.message });
-    },
+    }
+    if (failure.status === 503) reply.header('retry-after', String(config.retryAfterSeconds));
+    return reply
+      .code(failure.status)
+      .send({ error: errorName(failure.status), message: failure.message });
+  };
+  const auth = registerAuth(app, { store, host: config.host, writeFailure });
+  registerHostGuard(app, {
+    isOpen: () => auth.isOpen(),
+    refuse: writeFailure,
+    ...(config.publicUrl ? { publicHost: hostName(new URL(config.publicUrl).host) } : {}),
   });
 
   // The JSON API's error handler: clear 4xx messages, 5xx details hidden (logged instead).

@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Scope } from '../model/tokens.ts';
 import { SESSION_COOKIE, type AuthLookup } from './auth.ts';
+import { isOtlpPath } from './routed-path.ts';
 import { errorSchema } from './schemas.ts';
 import { withInputRules } from './validation.ts';
 
@@ -83,13 +84,22 @@ const sessionRoutes = withInputRules<SessionDeps>(async (app, { auth, cookieOpti
       schema: {
         hide: true,
         body: z.strictObject({ token: z.string().min(1).max(512) }),
-        response: { 200: sessionSchema, 401: errorSchema },
+        response: { 200: sessionSchema, 401: errorSchema, 403: errorSchema },
       },
     },
     async (request, reply) => {
       const { token } = request.body;
-      if (!(await auth.lookup(token)))
+      const found = await auth.lookup(token);
+      if (!found)
         return reply.code(401).send({ error: 'unauthorized', message: 'unknown or revoked token' });
+      // An ingest token can send data but read none: signed in, every page would say "needs read".
+      if (found.scope === 'ingest')
+        return reply.code(403).send({
+          error: 'forbidden',
+          message:
+            'this is an ingest token: it sends data but cannot read it. Sign in with a read or admin token ' +
+            `(rotscope token create --workspace ${found.workspaceId} --scope read)`,
+        });
       reply.setCookie(SESSION_COOKIE, token, cookieOptions);
       return describeSession(reply, token);
     },
@@ -149,12 +159,10 @@ export async function registerConsole(
       return typeof header === 'string' ? header : undefined;
     },
   });
+  // Judged by the routed path (src/api/routed-path.ts): `/%61pi/...` is `/api/...` to the router.
+  // Every state-changing browser request is checked but OTLP's, which take no cookie.
   app.addHook('onRequest', (request, reply, done) => {
-    if (
-      UNSAFE_METHODS.has(request.method) &&
-      request.url.startsWith('/api/') &&
-      isFromBrowser(request)
-    ) {
+    if (UNSAFE_METHODS.has(request.method) && !isOtlpPath(request) && isFromBrowser(request)) {
       return app.csrfProtection(request, reply, done);
     }
     done();

@@ -240,9 +240,15 @@ export async function run(
         io.stderr(SECRETS_USAGE);
         return 2;
       }
-      const parsed = await parseConfig(rest.slice(1), {}, io, env);
+      const parsed = await parseConfig(rest.slice(1), { token: { type: 'string' } }, io, env);
       if (!parsed) return 2;
-      return secretsCommand(rest[0]!, parsed.config, io);
+      const token = parsed.values.token;
+      return secretsCommand(
+        rest[0]!,
+        parsed.config,
+        io,
+        typeof token === 'string' ? token : env.ROTSCOPE_TOKEN,
+      );
     }
     case 'import': {
       const parsed = await parseConfig(rest, { workspace: { type: 'string' } }, io, env);

@@ -13,7 +13,7 @@
 import { sql } from 'kysely';
 import type { Config } from '../config.ts';
 import { channelKeys } from '../notifier/notifier.ts';
-import { resealChannelSecrets, secretsCensus } from '../store/channels.ts';
+import { resealChannelSecrets, secretsCensus, type SecretsCensus } from '../store/channels.ts';
 import type { Store } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import {
@@ -24,7 +24,7 @@ import {
   writeKeyFile,
   type Keyring,
 } from '../store/secrets.ts';
-import { openStoreOrHolder, refuseHeld } from './held-data-dir.ts';
+import { callServer, openStoreOrHolder, refuseHeld } from './held-data-dir.ts';
 
 interface Out {
   stdout: (text: string) => void;
@@ -88,7 +88,7 @@ export async function sealChannelSecretsOnStart(
   }
 }
 
-function describeCensus(census: Awaited<ReturnType<typeof secretsCensus>>, keys: Keyring): string {
+function describeCensus(census: SecretsCensus, keys: Pick<Keyring, 'ids' | 'has'>): string {
   const lines = [
     `keys here: ${keys.ids.map((id, i) => (i === 0 ? `${id} (seals)` : id)).join(', ')}`,
   ];
@@ -99,9 +99,29 @@ function describeCensus(census: Awaited<ReturnType<typeof secretsCensus>>, keys:
   return lines.join('\n') + '\n';
 }
 
-export async function secretsCommand(subcommand: string, config: Config, io: Out): Promise<number> {
+export async function secretsCommand(
+  subcommand: string,
+  config: Config,
+  io: Out,
+  adminToken?: string,
+): Promise<number> {
   const { store, locked } = await openStoreOrHolder(config);
-  if (locked) return refuseHeld(`secrets ${subcommand}`, locked, io);
+  if (locked) {
+    // Reading needs no lock: the server holding the embedded database answers it.
+    if (subcommand !== 'status') return refuseHeld(`secrets ${subcommand}`, locked, io);
+    const answer = (await callServer(
+      locked,
+      'secrets status',
+      { method: 'GET', path: '/api/secrets', adminToken },
+      io,
+    )) as (SecretsCensus & { keysHere: string[] }) | undefined;
+    if (!answer) return 1;
+    io.stdout(
+      `(from the running server, pid ${locked.holder?.pid})\n` +
+        describeCensus(answer, { ids: answer.keysHere, has: (id) => answer.keysHere.includes(id) }),
+    );
+    return 0;
+  }
   try {
     await migrate(store.db);
     switch (subcommand) {

@@ -230,12 +230,13 @@ export interface SecretsCensus {
 }
 
 /** Counts channel rows per sealing key (all workspaces). */
-export async function secretsCensus(db: Db): Promise<SecretsCensus> {
-  const rows = await db
+export async function secretsCensus(db: Db, workspaceId?: string): Promise<SecretsCensus> {
+  let query = db
     .selectFrom('channels')
     .select(['secrets_key_id', sql<string>`count(*)`.as('n')])
-    .groupBy('secrets_key_id')
-    .execute();
+    .groupBy('secrets_key_id');
+  if (workspaceId !== undefined) query = query.where('workspace_id', '=', workspaceId);
+  const rows = await query.execute();
   const census: SecretsCensus = { plaintext: 0, byKey: {} };
   for (const row of rows) {
     if (row.secrets_key_id === null) census.plaintext = Number(row.n);

@@ -216,6 +216,33 @@ describe('secrets at rest on the embedded database', { timeout: 600_000 }, () =>
     expect(legacyLeft.filter((file) => !file.startsWith('pg_wal'))).toEqual([]);
   });
 
+  it('answers `secrets status` through the running server that holds the data directory', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'rotscope-secrets-'));
+    dirs.push(dataDir);
+    const server = await startChildServer(serverEnv(dataDir));
+    try {
+      await createChannels(server, receiver);
+      const status = await runCli(['secrets', 'status'], {
+        env: serverEnv(dataDir),
+        timeoutMs: 120_000,
+      });
+      expect(status.stderr).toBe('');
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain(`from the running server, pid ${server.process.pid}`);
+      expect(status.stdout).toMatch(/keys here: [0-9a-f]{16} \(seals\)/);
+      expect(status.stdout).toMatch(/channels sealed with [0-9a-f]{16}: 3\n/);
+      // Writing still refuses beside it, naming the holder.
+      const seal = await runCli(['secrets', 'seal'], {
+        env: serverEnv(dataDir),
+        timeoutMs: 120_000,
+      });
+      expect(seal.code).toBe(1);
+      expect(seal.stderr).toContain(`pid ${server.process.pid}`);
+    } finally {
+      await stop(server);
+    }
+  });
+
   it('refuses a key file other users may read', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'rotscope-secrets-'));
     dirs.push(dataDir);

@@ -47,8 +47,28 @@ const CHROMIUM_ARGS = [
   '--proxy-server=http://127.0.0.1:9',
 ];
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+/**
+ * Launches Chromium. `loopbackNames` are resolved to 127.0.0.1 by Chromium's own resolver
+ * rules (no DNS query is made) and not proxied: a page on such a name is what a DNS-rebinding
+ * attacker's page is once its name points at the machine.
+ */
+export function launchBrowser(options: { loopbackNames?: string[] } = {}): Promise<Browser> {
+  const names = options.loopbackNames ?? [];
+  const args =
+    names.length === 0
+      ? CHROMIUM_ARGS
+      : [
+          ...CHROMIUM_ARGS.map((arg) =>
+            arg.startsWith('--host-resolver-rules=')
+              ? `--host-resolver-rules=${names.map((name) => `MAP ${name} 127.0.0.1`).join(', ')}, ${arg.slice('--host-resolver-rules='.length)}`
+              : arg,
+          ),
+          `--proxy-bypass-list=${names.join(';')}`,
+          // Chromium's own Local Network Access checks would stop such a page before rotscope
+          // sees it; Firefox and Safari have none, so rotscope must hold without them.
+          '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights',
+        ];
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args });
 }
 
 export interface ConsoleServer {

@@ -22,9 +22,11 @@ import {
   getChannel,
   getChannelWithSecrets,
   listChannels,
+  secretsCensus,
   updateChannel,
   type ChannelRecord,
 } from '../../store/channels.ts';
+import { SESSION_COOKIE } from '../auth.ts';
 import { UnknownSecretKeyError } from '../../store/secrets.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { bigintId, cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
@@ -111,6 +113,32 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       allowPrivate: deps.config.allowPrivateAddresses,
       ...(deps.resolveHost ? { resolve: deps.resolveHost } : {}),
     });
+
+  // What `rotscope secrets status` prints, for the CLI beside a server holding the embedded
+  // database: the key ids this server has (never the keys) and what each sealed. The open server
+  // (no token yet) counts every workspace; an admin token, its own.
+  app.get(
+    '/api/secrets',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        response: {
+          200: z.object({
+            keysHere: z.array(z.string()),
+            plaintext: z.number(),
+            byKey: z.record(z.string(), z.number()),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const bootstrap =
+        request.headers.authorization === undefined &&
+        request.cookies?.[SESSION_COOKIE] === undefined;
+      const census = await secretsCensus(db, bootstrap ? undefined : request.workspaceId);
+      return { keysHere: keys().ids, ...census };
+    },
+  );
 
   app.get(
     '/api/channels',
