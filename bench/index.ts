@@ -23,6 +23,10 @@ if (want('statusline')) {
   const { benchStatusline } = await import('./statusline.ts');
   console.log(JSON.stringify({ bench: 'statusline', ...(await benchStatusline()) }));
 }
+if (want('guard')) {
+  const { benchGuard } = await import('./guard.ts');
+  console.log(JSON.stringify({ bench: 'guard', ...(await benchGuard()) }));
+}
 if (want('evaluator')) {
   const { benchEvaluator } = await import('./evaluator.ts');
   console.log(JSON.stringify({ bench: 'evaluator', ...(await benchEvaluator()) }));

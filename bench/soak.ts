@@ -235,6 +235,11 @@ export interface SoakResult {
     underBound: boolean;
     achievedRequestsPerSecond: number;
     generatorLagMs: number;
+    /** p50 and p99 of every accepted (200) request of the phase, pooled (ms). */
+    acceptedP50Ms: number;
+    acceptedP99Ms: number;
+    /** Share of the phase's requests answered 429. */
+    refusedShare: number;
   };
   recovery: { minutes: number; p99Ms: number; refused429: number; medianRssMiB: number };
   deliveries: number;
@@ -263,6 +268,8 @@ export async function benchSoak(): Promise<SoakResult> {
     });
 
     let window = emptyWindow();
+    /** Latencies of the accepted requests of the current phase, pooled (not per sample). */
+    let phaseLatencies: number[] = [];
     /** Answers other than 200 and 429 (status or error code), over the whole run. */
     const statuses: Record<string, number> = {};
     let sent = 0;
@@ -283,6 +290,7 @@ export async function benchSoak(): Promise<SoakResult> {
         if (response.status === 200) {
           window.ok++;
           window.latencies.push(performance.now() - at);
+          phaseLatencies.push(performance.now() - at);
         } else if (response.status === 429) window.refused++;
         else {
           window.other++;
@@ -373,12 +381,14 @@ export async function benchSoak(): Promise<SoakResult> {
     // 3. Overload at twice the saturation rate.
     phase = 'overload';
     peakInPhase = 0;
+    phaseLatencies = [];
     const overloadStart = samples.length;
     await openLoop(saturation * 2, overloadMinutes * 60_000);
     sample();
     const overloadPeak = peakInPhase;
     const overloadLagMs = generatorLagMs;
     const overloadSamples = samples.slice(overloadStart);
+    const overloadLatencies = phaseLatencies;
 
     // 4. Recovery at half the rate again.
     phase = 'recovery';
@@ -444,6 +454,11 @@ export async function benchSoak(): Promise<SoakResult> {
           ((overloadOk + overloadRefused + overloadOther) / (overloadMinutes * 60)).toFixed(2),
         ),
         generatorLagMs: Math.round(overloadLagMs),
+        acceptedP50Ms: Math.round(percentile(overloadLatencies, 50)),
+        acceptedP99Ms: Math.round(percentile(overloadLatencies, 99)),
+        refusedShare: round2(
+          overloadRefused / Math.max(1, overloadOk + overloadRefused + overloadOther),
+        ),
       },
       recovery: {
         minutes: recoveryMinutes,

@@ -39,6 +39,26 @@ export const configSchema = z.object({
   /** Concurrent ingest requests beyond which the receiver answers 429. Default 32. */
   maxInflightIngest: positiveInt.default(32),
   /**
+   * The share of `maxInflightIngest` one workspace may hold (429 past it), so one workspace,
+   * however many connections it opens, always leaves the rest to the others. Default 16 (half
+   * the default slots; change it with `maxInflightIngest`).
+   */
+  maxWorkspaceInflightIngest: positiveInt.default(16),
+  /**
+   * The least rate (bytes per second) an ingest body must arrive at once `ingestBodyGraceMs` has
+   * passed: a slower body is cut off (408, connection closed), freeing its slot and bytes well
+   * before the request timeout. 0 turns it off. Default 1024 (1 KiB/s).
+   */
+  minIngestBytesPerSecond: z.coerce.number().int().min(0).default(1024),
+  /** Time (ms) from the start of a body before `minIngestBytesPerSecond` applies. Default 2000. */
+  ingestBodyGraceMs: z.coerce.number().int().min(0).default(2_000),
+  /**
+   * Admission by what the store can commit: a batch is refused at once (429 with Retry-After)
+   * when the batches ahead of it could not be committed within this time (ms) at the commit
+   * rate measured (docs/scaling.md). 0 turns it off. Default 2000.
+   */
+  maxIngestCommitWaitMs: z.coerce.number().int().min(0).default(2_000),
+  /**
    * Bytes of ingest request bodies in flight, as sent and after gzip inflation, counted
    * together; a request that would take the total past it gets 429 with Retry-After before
    * more of it is read or inflated. A request alone in flight always passes (it is bounded by
@@ -147,6 +167,10 @@ export const ENV_NAMES: Record<keyof z.infer<typeof configSchema>, string> = {
   maxBodyBytes: 'ROTSCOPE_MAX_BODY_BYTES',
   maxDecompressedBytes: 'ROTSCOPE_MAX_DECOMPRESSED_BYTES',
   maxInflightIngest: 'ROTSCOPE_MAX_INFLIGHT_INGEST',
+  maxWorkspaceInflightIngest: 'ROTSCOPE_MAX_WORKSPACE_INFLIGHT_INGEST',
+  minIngestBytesPerSecond: 'ROTSCOPE_MIN_INGEST_BYTES_PER_SECOND',
+  ingestBodyGraceMs: 'ROTSCOPE_INGEST_BODY_GRACE_MS',
+  maxIngestCommitWaitMs: 'ROTSCOPE_MAX_INGEST_COMMIT_WAIT_MS',
   retryAfterSeconds: 'ROTSCOPE_RETRY_AFTER_SECONDS',
   maxInflightBytes: 'ROTSCOPE_MAX_INFLIGHT_BYTES',
   maxWorkspaceInflightBytes: 'ROTSCOPE_MAX_WORKSPACE_INFLIGHT_BYTES',

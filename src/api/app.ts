@@ -15,6 +15,7 @@ import type { Store } from '../store/db.ts';
 import { registerAuth, type AuthFailureWriter } from './auth.ts';
 import { hostName, registerHostGuard } from './host-guard.ts';
 import { registerConsole } from './console.ts';
+import { recordRefusals } from './refusals.ts';
 import { isDatabaseUnavailable } from './errors.ts';
 import { healthRoutes } from './health.ts';
 import { PendingWork } from './inflight.ts';
@@ -112,6 +113,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(fastifyCookie);
   /** Auth and the host guard refuse alike: counted, logged, in the OTLP or the API's form. */
   const writeFailure: AuthFailureWriter = (request, reply, failure) => {
+    refusals.record(request, failure); // shown on the Coverage page (src/api/refusals.ts)
     events.event(
       'warn',
       `refused_${failure.status}`,
@@ -145,6 +147,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       .send({ error: errorName(failure.status), message: failure.message });
   };
   const auth = registerAuth(app, { store, host: config.host, writeFailure });
+  const refusals = recordRefusals(app, { store, lookup: auth.lookup });
   registerHostGuard(app, {
     isOpen: () => auth.isOpen(),
     refuse: writeFailure,
@@ -214,6 +217,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     config,
     log: app.log,
     tokensChanged: auth.tokensChanged,
+    pipeline,
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
   };
   for (const routes of apiRoutes) await app.register(routes, deps);

@@ -7,17 +7,22 @@ import type { ServerResponse } from 'node:http';
 /**
  * A fixed number of slots, each held by one request from its arrival until its response
  * closes, however it ends: answered, refused, timed out, or aborted by the client before,
- * during or after its body. A slot is released exactly once.
+ * during or after its body. A slot is released exactly once. One owner (workspace) holds at
+ * most `perOwnerMax` of them, so the others always find `max - perOwnerMax` slots that it
+ * cannot take, whatever it sends (slow bodies included).
  */
 export class InflightSlots {
   #used = 0;
+  readonly #byOwner = new Map<string, number>();
 
   /**
    * @param max slots; `tryAcquire` refuses once all are held.
+   * @param perOwnerMax slots one owner may hold (at most `max`).
    * @param onChange called with the number of slots held after every change (a gauge).
    */
   constructor(
     readonly max: number,
+    readonly perOwnerMax: number = max,
     private readonly onChange: (used: number) => void = () => {},
   ) {}
 
@@ -26,26 +31,53 @@ export class InflightSlots {
     return this.#used;
   }
 
+  /** Slots held now by `owner`. */
+  usedBy(owner: string): number {
+    return this.#byOwner.get(owner) ?? 0;
+  }
+
   /**
-   * Takes a slot for the request answered by `response` unless all are held. The slot is
-   * freed when `response` emits 'close', which Node emits once the response is sent or its
-   * connection is gone (client abort, timeout, destroyed socket).
+   * Takes a slot for `owner`'s request answered by `response`: 'full' when all are held,
+   * 'owner_full' when `owner` holds its share. The slot is freed when `response` emits 'close',
+   * which Node emits once the response is sent or its connection is gone (client abort,
+   * timeout, destroyed socket).
    */
-  tryAcquire(response: ServerResponse): boolean {
-    if (this.#used >= this.max) return false;
+  tryAcquire(owner: string, response: ServerResponse): 'acquired' | 'full' | 'owner_full' {
+    if (this.#used >= this.max) return 'full';
+    const held = this.usedBy(owner);
+    if (held >= this.perOwnerMax) return 'owner_full';
     this.#used += 1;
+    this.#byOwner.set(owner, held + 1);
     this.onChange(this.#used);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       this.#used -= 1;
+      const left = this.usedBy(owner) - 1;
+      if (left > 0) this.#byOwner.set(owner, left);
+      else this.#byOwner.delete(owner);
       this.onChange(this.#used);
     };
     if (response.closed) release();
     else response.once('close', release);
-    return true;
+    return 'acquired';
   }
+}
+
+/**
+ * Aborted when the client of `response` goes away before its answer is sent (the response
+ * closes unfinished): work for it that has not been committed yet is dropped, since the client
+ * saw no 200 and will send the batch again.
+ */
+export function clientGone(response: ServerResponse): AbortSignal {
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!response.writableFinished) gone.abort();
+  };
+  if (response.closed) onClose();
+  else response.once('close', onClose);
+  return gone.signal;
 }
 
 /**

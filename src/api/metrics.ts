@@ -12,7 +12,7 @@ export interface Metrics {
   received: Counter<'signal'>;
   /** Items stored, by signal. */
   accepted: Counter<'signal'>;
-  /** Items refused, by signal and reason (invalid_span_id, undecodable, too_large, unauthorized, overloaded, db_unavailable, ...). */
+  /** Items refused, by signal and reason (invalid_span_id, undecodable, too_large, unauthorized, overloaded, workspace_overloaded, too_slow, store_behind, client_gone, db_unavailable, ...). */
   rejected: Counter<'signal' | 'reason'>;
   /** Items of no GenAI interest, counted and dropped at ingest. */
   dropped: Counter<'signal'>;

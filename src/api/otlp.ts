@@ -7,11 +7,16 @@
  * database cannot be reached. Both 429 and 503 carry Retry-After. POST /v1/metrics is accepted
  * and dropped (counted): 200 with an empty ExportMetricsServiceResponse.
  *
- * Each request holds one of `maxInflightIngest` slots from its arrival until its response
- * closes, however it ends (answered, refused, timed out, aborted by the client), and a
- * reservation in the byte budget (`maxInflightBytes`, at most `maxWorkspaceInflightBytes` per
- * workspace) for its body as sent and inflated, taken before each part is read or inflated.
- * A workspace over its rate (`workspaceIngestBytesPerSecond`) gets 429 until it has paid off.
+ * Each request holds one of `maxInflightIngest` slots (at most `maxWorkspaceInflightIngest` per
+ * workspace) from its arrival until its response closes, however it ends (answered, refused,
+ * timed out, aborted by the client), and a reservation in the byte budget (`maxInflightBytes`,
+ * at most `maxWorkspaceInflightBytes` per workspace) for its body as sent and inflated, taken
+ * before each part is read or inflated. A body slower than `minIngestBytesPerSecond` (after
+ * `ingestBodyGraceMs`) is cut off with 408. A workspace over its rate
+ * (`workspaceIngestBytesPerSecond`) gets 429 until it has paid off. A batch the store could not
+ * commit within `maxIngestCommitWaitMs` gets 429 at once (./commit-admission.ts). A batch whose
+ * client went away before its commit is dropped (nothing stored, nothing for a shutdown to wait
+ * for).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
@@ -27,14 +32,17 @@ import {
 import type { Attributes, LogRecord, Rejection, Span } from '../model/telemetry.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { isDataError, isDatabaseUnavailable } from './errors.ts';
+import { CommitAdmission } from './commit-admission.ts';
 import {
   ByteBudget,
   ByteRateLimit,
+  clientGone,
   InflightSlots,
   type PendingWork,
   type Reservation,
 } from './inflight.ts';
 import { gunzipWithin, readBody, type BodyResult } from './ingest-body.ts';
+import { AbandonedError } from '../receiver/group-commit.ts';
 import type { IngestPipeline } from '../receiver/pipeline.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -77,18 +85,28 @@ export interface OtlpRouteOptions {
 
 export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions): Promise<void> {
   const { config, metrics, events } = options;
-  const slots = new InflightSlots(config.maxInflightIngest, (used) =>
-    metrics.ingestInflight.set(used),
+  const slots = new InflightSlots(
+    config.maxInflightIngest,
+    Math.min(config.maxWorkspaceInflightIngest, config.maxInflightIngest),
+    (used) => metrics.ingestInflight.set(used),
   );
+  const admission = new CommitAdmission(config.maxIngestCommitWaitMs);
+  const minimumRate = {
+    bytesPerSecond: config.minIngestBytesPerSecond,
+    graceMs: config.ingestBodyGraceMs,
+  };
 
   const budget = new ByteBudget(config.maxInflightBytes, config.maxWorkspaceInflightBytes, (used) =>
     metrics.ingestInflightBytes.set(used),
   );
   const rate = new ByteRateLimit(config.workspaceIngestBytesPerSecond);
-  /** Each admitted request's reservation, and how much of it its Content-Length took. */
+  /**
+   * Each admitted request's reservation, how much of it its Content-Length took, and the signal
+   * that aborts when its client goes away before the answer.
+   */
   const reservations = new WeakMap<
     FastifyRequest,
-    { reservation: Reservation; reserved: number }
+    { reservation: Reservation; reserved: number; gone: AbortSignal }
   >();
 
   // The body is read raw, within the request's reservation: decoding (and decompression,
@@ -97,8 +115,8 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
   app.addContentTypeParser('*', (request, payload, done) => {
     const held = reservations.get(request);
     if (!held) return done(null, Buffer.alloc(0)); // refused in onRequest: never read
-    void readBody(payload, config.maxBodyBytes, held.reservation, held.reserved).then((result) =>
-      result.ok ? done(null, result.body) : done(bodyError(result)),
+    void readBody(payload, config.maxBodyBytes, held.reservation, held.reserved, minimumRate).then(
+      (result) => (result.ok ? done(null, result.body) : done(bodyError(result))),
     );
   });
 
@@ -133,6 +151,11 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     (error: { statusCode?: number; message: string; code?: string }, request, reply) => {
       const status = error.statusCode ?? 500;
       if (error.code === OVER_BUDGET) return refuseOverBudget(request, reply);
+      if (error.code === TOO_SLOW) {
+        reply.header('connection', 'close'); // the rest of the body is not read
+        const message = `request body slower than ${config.minIngestBytesPerSecond} bytes/s`;
+        return refuse(request, reply, 'too_slow', 408, RPC_CODES.DEADLINE_EXCEEDED, message);
+      }
       if (status === 413) {
         const message = `request body over ${config.maxBodyBytes} bytes`;
         return refuse(request, reply, 'too_large', 413, INVALID_ARGUMENT, message);
@@ -184,18 +207,26 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
   };
 
   app.addHook('onRequest', async (request, reply) => {
-    if (!slots.tryAcquire(reply.raw)) {
-      const message = 'too many requests in flight';
+    const owner = request.workspaceId || 'default';
+    const slot = slots.tryAcquire(owner, reply.raw);
+    if (slot !== 'acquired') {
+      const message =
+        slot === 'full'
+          ? 'too many requests in flight'
+          : `too many requests in flight for this workspace (${slots.perOwnerMax})`;
       return refuse(
         request,
         reply,
-        'overloaded',
+        slot === 'full' ? 'overloaded' : 'workspace_overloaded',
         429,
         RPC_CODES.RESOURCE_EXHAUSTED,
         message,
         config.retryAfterSeconds,
       );
     }
+    // Before the body is read; checked again once it has arrived (handle, below).
+    if (request.routeOptions.url !== '/v1/metrics' && !admission.admits())
+      return refuseStoreBehind(request, reply);
     const length = Number(request.headers['content-length'] ?? 0);
     const declared = Number.isSafeInteger(length) && length > 0 ? length : 0;
     if (declared > config.maxBodyBytes) {
@@ -203,7 +234,6 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
       const message = `request body over ${config.maxBodyBytes} bytes`;
       return refuse(request, reply, 'too_large', 413, INVALID_ARGUMENT, message);
     }
-    const owner = request.workspaceId || 'default';
     const wait = rate.waitSeconds(owner);
     if (wait > 0) {
       const message = `workspace over its ingest rate (${config.workspaceIngestBytesPerSecond} bytes/s)`;
@@ -219,11 +249,48 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     }
     const reservation = budget.open(owner, declared, reply.raw);
     if (!reservation) return refuseOverBudget(request, reply);
-    reservations.set(request, { reservation, reserved: declared });
+    reservations.set(request, { reservation, reserved: declared, gone: clientGone(reply.raw) });
   });
 
+  /** 429 for a batch the store could not commit in time (./commit-admission.ts). */
+  const refuseStoreBehind = (request: FastifyRequest, reply: FastifyReply) => {
+    const wait = (admission.expectedWaitMs() / 1000).toFixed(1);
+    const message = `the store is behind: a batch accepted now would wait ~${wait} s for its commit (limit ${config.maxIngestCommitWaitMs} ms)`;
+    return refuse(
+      request,
+      reply,
+      'store_behind',
+      429,
+      RPC_CODES.RESOURCE_EXHAUSTED,
+      message,
+      config.retryAfterSeconds,
+    );
+  };
+
+  /**
+   * A request whose body has arrived: admitted (again: requests that arrived together were all
+   * let in before any of them was counted) and counted by the commit admission until its answer.
+   * The check and the count happen in one synchronous step.
+   */
   const handle = (signal: Signal) => async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!admission.admits()) return refuseStoreBehind(request, reply);
+    return admission.run(() => handleBatch(signal, request, reply));
+  };
+
+  /** The answer to a batch whose client went away: nothing stored, counted, sent to nobody. */
+  const abandoned = (request: FastifyRequest, reply: FastifyReply) =>
+    refuse(
+      request,
+      reply,
+      'client_gone',
+      499, // nginx's "client closed request": seen only in the request-duration metric
+      RPC_CODES.CANCELLED,
+      'the client went away before the commit; nothing stored',
+    );
+
+  const handleBatch = async (signal: Signal, request: FastifyRequest, reply: FastifyReply) => {
     const metricSignal = METRIC_SIGNAL[signal];
+    const gone = reservations.get(request)?.gone;
     const encoding = encodingOf(request.headers['content-type']);
     if (!encoding) {
       const message = unsupportedTypeMessage(request);
@@ -237,9 +304,10 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     if (contentEncoding === 'gzip') {
       const held = reservations.get(request);
       const inflated: BodyResult = held
-        ? await gunzipWithin(body, config.maxDecompressedBytes, held.reservation)
+        ? await gunzipWithin(body, config.maxDecompressedBytes, held.reservation, gone)
         : { ok: false, reason: 'over_budget' };
       if (!inflated.ok) {
+        if (inflated.reason === 'aborted') return abandoned(request, reply);
         if (inflated.reason === 'over_budget') return refuseOverBudget(request, reply);
         return inflated.reason === 'too_large'
           ? refuse(
@@ -259,6 +327,7 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     }
 
     rate.charge(request.workspaceId || 'default', body.length);
+    if (gone?.aborted) return abandoned(request, reply);
     const decoded = signal === 'traces' ? decodeTraces(body, encoding) : decodeLogs(body, encoding);
     if (!decoded.ok) {
       return refuse(request, reply, 'undecodable', 400, INVALID_ARGUMENT, decoded.reason);
@@ -271,19 +340,27 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     for (const rejection of rejected)
       metrics.rejected.inc({ signal: metricSignal, reason: rejection.reason });
 
-    const outcome = await options.work.run(
-      () =>
-        signal === 'traces'
-          ? options.pipeline.ingestSpans(
-              request.workspaceId,
-              items as Parameters<IngestPipeline['ingestSpans']>[1],
-            )
-          : options.pipeline.ingestLogs(
-              request.workspaceId,
-              items as Parameters<IngestPipeline['ingestLogs']>[1],
-            ),
-      request.raw.socket,
-    );
+    let outcome;
+    try {
+      outcome = await options.work.run(
+        () =>
+          signal === 'traces'
+            ? options.pipeline.ingestSpans(
+                request.workspaceId,
+                items as Parameters<IngestPipeline['ingestSpans']>[1],
+                gone,
+              )
+            : options.pipeline.ingestLogs(
+                request.workspaceId,
+                items as Parameters<IngestPipeline['ingestLogs']>[1],
+                gone,
+              ),
+        request.raw.socket,
+      );
+    } catch (error) {
+      if (error instanceof AbandonedError) return abandoned(request, reply);
+      throw error;
+    }
     metrics.accepted.inc({ signal: metricSignal }, outcome.stored);
     metrics.dropped.inc({ signal: metricSignal }, outcome.dropped);
     events.event(
@@ -337,6 +414,7 @@ function storableCounts<T extends { attributes: Attributes }>(
 }
 
 const OVER_BUDGET = 'ROTSCOPE_OVER_BUDGET';
+const TOO_SLOW = 'ROTSCOPE_TOO_SLOW';
 
 /** The error a body parser reports for a body it stopped reading. */
 function bodyError(result: Extract<BodyResult, { ok: false }>): Error {
@@ -344,8 +422,15 @@ function bodyError(result: Extract<BodyResult, { ok: false }>): Error {
     result.reason === 'too_large' ? 'request body too large' : `request body ${result.reason}`,
   ) as Error & { statusCode: number; code?: string };
   error.statusCode =
-    result.reason === 'too_large' ? 413 : result.reason === 'over_budget' ? 429 : 400;
+    result.reason === 'too_large'
+      ? 413
+      : result.reason === 'over_budget'
+        ? 429
+        : result.reason === 'too_slow'
+          ? 408
+          : 400;
   if (result.reason === 'over_budget') error.code = OVER_BUDGET;
+  if (result.reason === 'too_slow') error.code = TOO_SLOW;
   return error;
 }
 

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Resolver } from '../notifier/outbound.ts';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/db.ts';
+import type { IngestPipeline } from '../receiver/pipeline.ts';
 
 import type { Scope } from '../model/tokens.ts';
 
@@ -17,6 +18,11 @@ export interface ApiDeps {
   resolveHost?: Resolver;
   /** Tells the auth hook a token was created or revoked here (it drops its caches). */
   tokensChanged: () => void;
+  /**
+   * The OTLP routes' ingest pipeline: `rotscope import` through the server shares its group
+   * commits (default: a pipeline of the import routes' own).
+   */
+  pipeline?: IngestPipeline;
 }
 
 declare module 'fastify' {

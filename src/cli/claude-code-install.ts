@@ -1,7 +1,8 @@
 /**
  * `rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN]
- * [--keep-statusline] [--uninstall] [--dry-run]`: adds rotscope's status line, its compaction
- * hooks (PreCompact, PostCompact, SessionStart with matcher `compact`) and the telemetry
+ * [--keep-statusline] [--no-guard] [--uninstall] [--dry-run]`: adds rotscope's status line, its
+ * compaction hooks (PreCompact, PostCompact, SessionStart with matcher `compact`), the
+ * tool-result guard (PreToolUse with matcher `Read`, PostToolUse; src/cli/guard.ts) and the telemetry
  * settings (`env`: Claude Code's OTLP exporters at the server, with the auth header when a
  * token is given, and `ROTSCOPE_URL` / `ROTSCOPE_TOKEN` for the hook) to Claude Code's
  * settings.json, merged with what is there. User settings live in
@@ -27,10 +28,11 @@ interface Io {
 
 const USAGE =
   'usage: rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline]\n' +
-  '                                    [--uninstall] [--dry-run]\n' +
+  '                                    [--no-guard] [--uninstall] [--dry-run]\n' +
   '  --url      the rotscope server Claude Code sends to (default $ROTSCOPE_URL, else http://127.0.0.1:4318)\n' +
   '  --token    an ingest token, once the server has tokens (default $ROTSCOPE_TOKEN)\n' +
-  "  --keep-statusline  keep a status line of your own instead of rotscope's\n";
+  "  --keep-statusline  keep a status line of your own instead of rotscope's\n" +
+  '  --no-guard         leave out the tool-result guard (PreToolUse/PostToolUse; see README)\n';
 
 /** The default server: `rotscope serve` on this machine. */
 const DEFAULT_URL = 'http://127.0.0.1:4318';
@@ -70,17 +72,28 @@ const HOOK_EVENTS: ReadonlyArray<[event: string, matcher: string]> = [
   ['PostCompact', ''],
   ['SessionStart', 'compact'],
 ];
+/**
+ * The tool-result guard's hooks (src/cli/guard.ts): before a Read (the only input it narrows)
+ * and after every tool. On by default: it is silent below its budget (the tool_takeover
+ * detector's own 30% of the window), never blocks or alters a result, and lets every call
+ * through on any error; `--no-guard` leaves it out.
+ */
+const GUARD_EVENTS: ReadonlyArray<[event: string, matcher: string]> = [
+  ['PreToolUse', 'Read'],
+  ['PostToolUse', ''],
+];
 
 const obj = (v: unknown): Obj | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
 
 /** The commands written into settings.json: this installation's node and bin/, absolute. */
-export function rotscopeCommands(): { statusline: string; hook: string } {
+export function rotscopeCommands(): { statusline: string; hook: string; guard: string } {
   const bin = fileURLToPath(new URL('../../bin/', import.meta.url));
   const quote = (s: string) => `"${s.replace(/(["\\$`])/g, '\\$1')}"`;
   return {
     statusline: `${quote(process.execPath)} ${quote(path.join(bin, 'rotscope-statusline.cjs'))}`,
     hook: `${quote(process.execPath)} ${quote(path.join(bin, 'rotscope.js'))} hook`,
+    guard: `${quote(process.execPath)} ${quote(path.join(bin, 'rotscope-guard.cjs'))}`,
   };
 }
 
@@ -88,7 +101,7 @@ export function rotscopeCommands(): { statusline: string; hook: string } {
 function isOurs(command: unknown): boolean {
   return (
     typeof command === 'string' &&
-    (/rotscope-statusline\.cjs"?$/.test(command) || /rotscope(\.js"?)? hook$/.test(command))
+    (/rotscope-(statusline|guard)\.cjs"?$/.test(command) || /rotscope(\.js"?)? hook$/.test(command))
   );
 }
 
@@ -144,7 +157,7 @@ function withoutOurs(settings: Obj, replaced: Replaced = {}): Obj {
 export function withOurs(
   settings: Obj,
   commands = rotscopeCommands(),
-  options: { env?: Record<string, string>; keepStatusLine?: boolean } = {},
+  options: { env?: Record<string, string>; keepStatusLine?: boolean; guard?: boolean } = {},
 ): Obj {
   const next = withoutOurs(settings);
   const own = obj(settings.statusLine);
@@ -152,12 +165,17 @@ export function withOurs(
     next.statusLine = { type: 'command', command: commands.statusline, padding: 0 };
   if (options.env !== undefined) next.env = { ...obj(next.env), ...options.env };
   const hooks: Obj = { ...obj(next.hooks) };
-  for (const [event, matcher] of HOOK_EVENTS) {
+  const ours: ReadonlyArray<
+    readonly [event: string, matcher: string, command: string, timeout: number]
+  > = [
+    ...HOOK_EVENTS.map(([event, matcher]) => [event, matcher, commands.hook, 10] as const),
+    ...(options.guard === false
+      ? []
+      : GUARD_EVENTS.map(([event, matcher]) => [event, matcher, commands.guard, 5] as const)),
+  ];
+  for (const [event, matcher, command, timeout] of ours) {
     const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
-    hooks[event] = [
-      ...groups,
-      { matcher, hooks: [{ type: 'command', command: commands.hook, timeout: 10 }] },
-    ];
+    hooks[event] = [...groups, { matcher, hooks: [{ type: 'command', command, timeout }] }];
   }
   next.hooks = hooks;
   return next;
@@ -244,6 +262,7 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
     uninstall?: boolean;
     'dry-run'?: boolean;
     'keep-statusline'?: boolean;
+    'no-guard'?: boolean;
     url?: string;
     token?: string;
   };
@@ -257,6 +276,7 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
         uninstall: { type: 'boolean' },
         'dry-run': { type: 'boolean' },
         'keep-statusline': { type: 'boolean' },
+        'no-guard': { type: 'boolean' },
         url: { type: 'string' },
         token: { type: 'string' },
       },
@@ -296,6 +316,7 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
     : withOurs(settings, rotscopeCommands(), {
         env: telemetryEnv(url, tokenValue),
         keepStatusLine: values['keep-statusline'] === true,
+        guard: values['no-guard'] !== true,
       });
   const replaced = values.uninstall ? {} : replacedBy(settings, next, earlier);
   const after = `${JSON.stringify(next, null, 2)}\n`;
@@ -346,7 +367,8 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
   const base = url.replace(/\/+$/, '');
   io.stdout(
     `${file}: status line${next.statusLine === settings.statusLine ? ' (yours, kept)' : ''}, ` +
-      'hooks (PreCompact, PostCompact, SessionStart:compact) and telemetry ' +
+      'hooks (PreCompact, PostCompact, SessionStart:compact' +
+      `${values['no-guard'] ? '' : '; the tool-result guard on PreToolUse:Read and PostToolUse'}) and telemetry ` +
       `(traces and log events to ${base}${tokenValue === undefined ? '' : ', with your token'}) installed\n` +
       '\nNext:\n' +
       `  1. make sure rotscope is running at ${base} (rotscope serve)` +

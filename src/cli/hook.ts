@@ -1,5 +1,6 @@
 /**
- * `rotscope hook`: Claude Code's compaction hooks (JSON on stdin, conventions §5.4).
+ * `rotscope hook`: Claude Code's compaction hooks (JSON on stdin, conventions §5.4); its
+ * PreToolUse and PostToolUse calls go to the tool-result guard (./guard.ts).
  *
  * - `PreCompact` appends one line to the compaction log (ROTSCOPE_COMPACTION_LOG, default
  *   `~/.rotscope/compactions.log`):
@@ -35,6 +36,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { guardCommand } from './guard.ts';
 import { lastUsage } from './statusline.ts';
 
 type Env = Record<string, string | undefined>;
@@ -422,10 +424,16 @@ async function afterCompact(input: Obj, env: Env, log: (text: string) => void, n
  */
 export async function hookCommand(
   stdin: string,
-  io: { stderr: (text: string) => void },
+  io: { stderr: (text: string) => void; stdout?: (text: string) => void },
   env: Env,
   now: () => Date = () => new Date(),
 ): Promise<number> {
+  // Tool calls go to the guard (src/cli/guard.ts), which answers on stdout and never throws.
+  if (/"hook_event_name"\s*:\s*"(PreToolUse|PostToolUse)"/.test(stdin)) {
+    const out = guardCommand(stdin, env, now());
+    if (out !== '') io.stdout?.(out);
+    return 0;
+  }
   const logPath = compactionLogPath(env);
   const log = (text: string) => {
     try {

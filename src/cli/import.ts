@@ -1,10 +1,17 @@
 /**
  * `rotscope import FILE...`: reads Claude Code session transcripts (JSONL, with their
- * sub-agent files) and OTLP/JSON trace files into the store, read as `rotscope analyze` reads
- * them (src/cli/input-file.ts), as if their calls had arrived over OTLP. Re-importing a file
- * creates no duplicates, and a call or compaction telemetry stored already is one row with
- * what the file adds (src/store/merge.ts). On the embedded database it refuses while another
- * process (a running server) holds the data directory.
+ * sub-agent files; a folder such as `~/.claude/projects` stands for the transcripts under it),
+ * Codex session files and OTLP/JSON trace files into the store, read as `rotscope analyze`
+ * reads them (src/cli/input-file.ts), as if their calls had arrived over OTLP. Re-importing a
+ * file creates no duplicates, and a call or compaction telemetry stored already is one row with
+ * what the file adds (src/store/merge.ts).
+ *
+ * On the embedded database a running server owns the data directory: the import then goes
+ * through that server (POST /api/import per file, POST /api/import/evaluate at the end, with an
+ * ingest or admin token once tokens exist: --token or ROTSCOPE_TOKEN), which stores the same
+ * rows and answers the same counts, so the summary is the one an import with the server stopped
+ * prints. It refuses only beside a holder that serves no HTTP (another command, a server still
+ * starting), saying what to do.
  *
  * Imported history is history: the import evaluates the conversations it changed before it
  * exits, and the findings anchored on calls before its start carry their call's time and are
@@ -12,100 +19,286 @@
  * older than its window are removed whole (with their tool results and compactions) at its
  * next run; the import says so, the findings stay.
  */
-import { IngestPipeline } from '../receiver/pipeline.ts';
+import { readFile } from 'node:fs/promises';
 import type { Config } from '../config.ts';
-import { evaluateNow } from '../evaluator/now.ts';
 import { msToNs } from '../ingest/attrs.ts';
-import { migrate } from '../store/migrate.ts';
-import { retentionCutoffMs } from '../store/retention.ts';
-import { ensureWorkspace } from '../store/workspaces.ts';
-import { openStoreOrHolder, refuseHeld } from './held-data-dir.ts';
-import { loadInputFile, withSubagentFiles } from './input-file.ts';
+import type { ImportEvaluation } from '../evaluator/now.ts';
+import type { ImportedFile } from '../receiver/import.ts';
+import type { DataDirLockedError } from '../store/data-dir-lock.ts';
+import { withSubagentFiles } from './input-file.ts';
 
+interface Out {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+export const IMPORT_USAGE =
+  'usage: rotscope import FILE.jsonl|FOLDER... [--workspace W] [--token TOKEN]\n';
+
+/** Where the files go: the store this process opened, or the server holding it. */
+interface ImportTarget {
+  /** The retention the server applies (ROTSCOPE_RETENTION_DAYS), for the closing note. */
+  retentionDays(): number;
+  /**
+   * Stores one file's text. `error`: the file is none the import reads (the command goes on);
+   * `stop`: the target cannot go on (already said why).
+   */
+  file(
+    path: string,
+    text: string,
+  ): Promise<{ file: ImportedFile } | { error: string } | { stop: true }>;
+  evaluate(conversationIds: readonly string[]): Promise<ImportEvaluation | undefined>;
+  close(): Promise<void>;
+}
+
+/**
+ * `workspace`: `--workspace`; without it `default` or, through a server, the token's workspace
+ * (`default` too while the server needs no token).
+ */
 export async function importCommand(
   files: readonly string[],
-  workspace: string,
+  workspace: string | undefined,
   config: Config,
-  io: { stdout: (text: string) => void; stderr: (text: string) => void },
-  now: () => number = Date.now,
+  io: Out,
+  options: { now?: () => number; token?: string | undefined } = {},
 ): Promise<number> {
   if (files.length === 0) {
-    io.stderr('usage: rotscope import FILE.jsonl... [--workspace W]\n');
+    io.stderr(IMPORT_USAGE);
     return 2;
   }
-  const startedMs = now();
+  const startedMs = (options.now ?? Date.now)();
   const historyBeforeNs = msToNs(startedMs);
+  const { openStoreOrHolder } = await import('./held-data-dir.ts');
   const { store, locked } = await openStoreOrHolder(config);
-  if (locked) return refuseHeld('import', locked, io);
+  const target = locked
+    ? await serverTarget(locked, { workspace, historyBeforeNs, token: options.token }, io)
+    : await storeTarget(store, {
+        workspace: workspace ?? 'default',
+        config,
+        startedMs,
+        historyBeforeNs,
+      });
+  if (target === undefined) return 1;
   let failed = 0;
   try {
-    await migrate(store.db);
-    await ensureWorkspace(store.db, workspace);
-    const pipeline = new IngestPipeline(store, config);
-    const context = await pipeline.context(workspace);
     const touched = new Set<string>();
-    const cutoffNs =
-      config.retentionDays > 0
-        ? BigInt(retentionCutoffMs(config.retentionDays, startedMs)) * 1_000_000n
-        : null;
     let beyondRetention = 0;
     for (const file of await withSubagentFiles(files)) {
-      // the same reading as `rotscope analyze`: transcripts and OTLP/JSON traces, nothing else
-      const loaded = await loadInputFile(file, context, 'import');
-      if (!loaded.ok) {
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (error) {
         io.stderr(
-          loaded.readCode !== undefined
-            ? `${file}: cannot read (${loaded.readCode})\n`
-            : `rotscope import: ${loaded.error}\n`,
+          `${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})\n`,
         );
         failed++;
         continue;
       }
-      const { normalized } = loaded.file;
-      const { merged } = await pipeline.ingestNormalized(workspace, normalized, {
-        historyBeforeNs,
-      });
-      const conversations = new Set(normalized.calls.map((call) => call.conversationId));
-      for (const c of conversations) touched.add(c);
-      for (const c of normalized.compactions) touched.add(c.conversationId);
-      if (cutoffNs !== null)
-        beyondRetention += normalized.calls.filter(
-          (call) => BigInt(call.startNs) < cutoffNs,
-        ).length;
+      const stored = await target.file(file, text);
+      if ('stop' in stored) return 1;
+      if ('error' in stored) {
+        io.stderr(`rotscope import: ${stored.error}\n`);
+        failed++;
+        continue;
+      }
+      const imported = stored.file;
+      for (const c of imported.touched) touched.add(c);
+      beyondRetention += imported.olderThanRetention;
       io.stdout(
-        `${file}: ${normalized.calls.length} calls, ${normalized.toolResults.length} tool results, ` +
-          `${normalized.compactions.length} compactions in ${conversations.size} conversation(s)` +
-          (merged > 0 ? ` (${merged} calls stored already, by telemetry: merged, not added)` : '') +
+        `${file}: ${imported.calls} calls, ${imported.toolResults} tool results, ` +
+          `${imported.compactions} compactions in ${imported.conversations} conversation(s)` +
+          (imported.merged > 0
+            ? ` (${imported.merged} calls stored already, by telemetry: merged, not added)`
+            : '') +
           '\n',
       );
     }
     if (touched.size > 0) {
-      const evaluated = await evaluateNow(store, workspace, touched);
-      const fromHistory = evaluated.results.reduce((n, r) => n + r.findingsFromHistory, 0);
-      const live = evaluated.results.reduce(
-        (n, r) => n + r.findingsCreated + r.findingsEscalated - r.findingsFromHistory,
-        0,
-      );
+      const evaluated = await target.evaluate([...touched]);
+      if (evaluated === undefined) return 1;
+      const { fromHistory, live } = evaluated;
       io.stdout(
         `${fromHistory} finding${fromHistory === 1 ? '' : 's'} from history, not sent` +
           (live > 0 ? `; ${live} new` : '') +
           '\n',
       );
-      for (const { conversationId, error } of evaluated.failed)
+      for (const { conversationId, message } of evaluated.failed)
         io.stderr(
-          `rotscope import: evaluating ${conversationId} failed (${(error as Error).message}); ` +
+          `rotscope import: evaluating ${conversationId} failed (${message}); ` +
             'a server evaluates it later\n',
         );
     }
     if (beyondRetention > 0)
       io.stdout(
         `note: ${beyondRetention} of the calls are older than the retention window ` +
-          `(${config.retentionDays} days, ROTSCOPE_RETENTION_DAYS): a server's retention removes ` +
+          `(${target.retentionDays()} days, ROTSCOPE_RETENTION_DAYS): a server's retention removes ` +
           'them, with their tool results and compactions, at its next run; their findings stay ' +
           '(ROTSCOPE_RETENTION_DAYS=0 keeps everything)\n',
       );
   } finally {
-    await store.close();
+    await target.close();
   }
   return failed > 0 ? 1 : 0;
+}
+
+/** The import on a store this process opened (no server holds it, or PostgreSQL). */
+async function storeTarget(
+  store: import('../store/db.ts').Store,
+  options: { workspace: string; config: Config; startedMs: number; historyBeforeNs: string },
+): Promise<ImportTarget> {
+  const [{ IngestPipeline }, { migrate }, { ensureWorkspace }, imports, { evaluateImported }] =
+    await Promise.all([
+      import('../receiver/pipeline.ts'),
+      import('../store/migrate.ts'),
+      import('../store/workspaces.ts'),
+      import('../receiver/import.ts'),
+      import('../evaluator/now.ts'),
+    ]);
+  const { workspace, config } = options;
+  try {
+    await migrate(store.db);
+    await ensureWorkspace(store.db, workspace);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const pipeline = new IngestPipeline(store, config);
+  const cutoffNs = imports.importCutoffNs(config.retentionDays, options.startedMs);
+  return {
+    retentionDays: () => config.retentionDays,
+    async file(path, text) {
+      const stored = await imports.importText(
+        pipeline,
+        workspace,
+        { path, text },
+        { historyBeforeNs: options.historyBeforeNs, cutoffNs },
+      );
+      return stored.ok ? { file: stored.file } : { error: stored.error };
+    },
+    evaluate: (ids) => evaluateImported(store, workspace, ids),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * The import through the server that holds the embedded data directory, or undefined (said
+ * why) when the holder serves no HTTP to import through.
+ */
+async function serverTarget(
+  locked: DataDirLockedError,
+  options: { workspace: string | undefined; historyBeforeNs: string; token: string | undefined },
+  io: Out,
+): Promise<ImportTarget | undefined> {
+  const { describeHolder } = await import('../store/data-dir-lock.ts');
+  const { reachableUrl } = await import('./held-data-dir.ts');
+  const { IMPORT_BODY_LIMIT, IMPORT_EVALUATE_BATCH } = await import('../receiver/import.ts');
+  const holder = locked.holder;
+  if (!holder?.url) {
+    io.stderr(
+      `rotscope import: the data directory ${locked.dataDir} is in use by ${describeHolder(holder)}, ` +
+        'which serves no API to import through, and writing underneath it would lose data: ' +
+        `wait until it ends${holder ? ` (pid ${holder.pid})` : ''} or, if it is a server starting, until it listens, ` +
+        'then run this again (or use DATABASE_URL to share a PostgreSQL)\n',
+    );
+    return undefined;
+  }
+  const base = reachableUrl(holder.url);
+  const server = `the running server (pid ${holder.pid}, ${base})`;
+  io.stderr(
+    `rotscope import: the data directory ${locked.dataDir} is held by ${server}: importing through it\n`,
+  );
+  let retentionDays = 0;
+
+  /** POSTs JSON; the answer's status and body, or undefined when the server does not answer (said). */
+  const post = async (
+    path: string,
+    body: string,
+  ): Promise<{ status: number; body: Record<string, unknown> } | undefined> => {
+    let response: Response;
+    try {
+      response = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+        },
+        body,
+        signal: AbortSignal.timeout(10 * 60_000),
+      });
+    } catch (error) {
+      const reason = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
+      io.stderr(
+        `rotscope import: the data directory ${locked.dataDir} is held by pid ${holder.pid}, ` +
+          `but its server at ${base} does not answer (${reason}); what was imported before stays\n`,
+      );
+      return undefined;
+    }
+    const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    return { status: response.status, body: answer };
+  };
+  /** Says why the server refused (with what to do for a 401 or 403). */
+  const refused = (status: number, body: Record<string, unknown>): void => {
+    const message = typeof body.message === 'string' ? body.message : 'no message';
+    const hint =
+      status === 401 || status === 403
+        ? `; pass an ingest or admin token of ${options.workspace === undefined ? 'the workspace' : `workspace "${options.workspace}"`} with --token (or ROTSCOPE_TOKEN), or stop the server (pid ${holder.pid}) and run this again`
+        : '';
+    io.stderr(`rotscope import: ${server} answered ${status}: ${message}${hint}\n`);
+  };
+
+  return {
+    retentionDays: () => retentionDays,
+    async file(path, text) {
+      const body = JSON.stringify({
+        workspace: options.workspace,
+        path,
+        text,
+        historyBefore: options.historyBeforeNs,
+      });
+      const size = Buffer.byteLength(body);
+      if (size > IMPORT_BODY_LIMIT)
+        return {
+          error:
+            `${path}: ${Math.ceil(size / 2 ** 20)} MiB, more than ${server} takes in one import ` +
+            `(${IMPORT_BODY_LIMIT / 2 ** 20} MiB): stop the server (pid ${holder.pid}) and import it again`,
+        };
+      const answer = await post('/api/import', body);
+      if (answer === undefined) return { stop: true };
+      if (answer.status === 200) {
+        retentionDays = Number(answer.body.retentionDays ?? 0);
+        return { file: answer.body as unknown as ImportedFile };
+      }
+      if (answer.status === 400 && answer.body.error === 'unsupported_file')
+        return { error: String(answer.body.message) };
+      if (answer.status === 400 || answer.status === 413)
+        return {
+          error: `${path}: ${server} refused it (${answer.status}: ${String(answer.body.message ?? 'no message')})`,
+        };
+      refused(answer.status, answer.body);
+      return { stop: true };
+    },
+    async evaluate(ids) {
+      const out: ImportEvaluation = { fromHistory: 0, live: 0, failed: [] };
+      for (let i = 0; i < ids.length; i += IMPORT_EVALUATE_BATCH) {
+        const answer = await post(
+          '/api/import/evaluate',
+          JSON.stringify({
+            workspace: options.workspace,
+            conversations: ids.slice(i, i + IMPORT_EVALUATE_BATCH),
+          }),
+        );
+        if (answer === undefined) return undefined;
+        if (answer.status !== 200) {
+          refused(answer.status, answer.body);
+          return undefined;
+        }
+        const batch = answer.body as unknown as ImportEvaluation;
+        out.fromHistory += batch.fromHistory;
+        out.live += batch.live;
+        out.failed.push(...batch.failed);
+      }
+      return out;
+    },
+    close: async () => {},
+  };
 }

@@ -71,7 +71,13 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
   },
   {
     command: 'import',
-    usage: `  rotscope import FILE... [--workspace W]    import Claude Code transcripts, Codex session files into the store`,
+    usage: `  rotscope import FILE|FOLDER... [--workspace W] [--token TOKEN]
+                                             import Claude Code transcripts (a folder: the transcripts
+                                             under it, e.g. ~/.claude/projects), Codex session files
+                                             and OTLP/JSON traces into the store; beside a running
+                                             server on the same data directory, through that server
+                                             (with an ingest or admin token once tokens exist:
+                                             --token or ROTSCOPE_TOKEN)`,
     settings: true,
   },
 ];
@@ -251,14 +257,21 @@ export async function run(
       );
     }
     case 'import': {
-      const parsed = await parseConfig(rest, { workspace: { type: 'string' } }, io, env);
+      const parsed = await parseConfig(
+        rest,
+        { workspace: { type: 'string' }, token: { type: 'string' } },
+        io,
+        env,
+      );
       if (!parsed) return 2;
       const { importCommand } = await import('./import.ts');
+      const token = parsed.values.token ?? env.ROTSCOPE_TOKEN;
       return importCommand(
         parsed.positionals,
-        String(parsed.values.workspace ?? 'default'),
+        typeof parsed.values.workspace === 'string' ? parsed.values.workspace : undefined,
         parsed.config,
         io,
+        { token: typeof token === 'string' && token !== '' ? token : undefined },
       );
     }
     case 'statusline': {

@@ -146,7 +146,7 @@ export interface Reading {
  * The window: `1m` in the model id or a 1M window declared by Claude Code → 1M; observed usage
  * above 200k → 1M; else `override` (ROTSCOPE_CONTEXT_WINDOW) or 200k.
  */
-function windowFor(
+export function windowFor(
   model: string | null,
   tokens: number,
   declared: number,

@@ -6,6 +6,7 @@
  * (`outputToolCall` null), the finding says so (`output: 'unknown'`) and stays a warning.
  * Stateless; side calls count too.
  */
+import { cutOffAdvice } from '../model/producer-advice.ts';
 import type { LlmCall } from '../model/calls.ts';
 import type { FindingDraft } from '../model/findings.ts';
 import type { Detector } from './types.ts';
@@ -55,9 +56,7 @@ function toFinding(call: LlmCall): FindingDraft {
     model,
     summary: summaryWithAdvice(
       `Output cut off${at}${limit} on ${model ?? 'an unknown model'}${what}`,
-      tool
-        ? 'raise the output limit (max tokens) for this call, or have the model write large tool input in smaller pieces'
-        : 'raise the output limit (max tokens), or ask for a shorter answer',
+      cutOffAdvice(call.producer, tool),
     ),
     details: {
       model,

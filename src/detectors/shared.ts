@@ -2,7 +2,7 @@
  * Small pure helpers the four detectors share: call references, formatting for
  * summaries, tool shares, and bounded lists that keep detector state constant-size.
  */
-import type { InputParts, LlmCall } from '../model/calls.ts';
+import type { LlmCall } from '../model/calls.ts';
 
 /** The model a call is reported under: the response model, else the request model. */
 export function modelOf(call: LlmCall): string | null {
@@ -36,17 +36,8 @@ export function formatInt(n: number): string {
   return sign + digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-/**
- * The size that tool shares of `parts` are ratios of: `parts.total`, else the call's
- * `contextTokens` when the parts are counted in tokens. null when neither is known or it is 0.
- */
-export function partsTotal(
-  parts: Pick<InputParts, 'unit' | 'total'>,
-  contextTokens: number | null,
-): number | null {
-  const total = parts.total ?? (parts.unit === 'tokens' ? contextTokens : null);
-  return total !== null && total > 0 ? total : null;
-}
+/** The size tool shares are ratios of: the rule lives beside the held-results rule. */
+export { partsTotal } from '../model/held-results.ts';
 
 /**
  * Returns a new list where the entry with `key` is replaced by `entry` and moved to the end

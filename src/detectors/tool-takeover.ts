@@ -8,20 +8,15 @@
  * Producers that only report tool results per call (parts from tool spans, e.g. Claude Code's
  * `result_tokens`) give the results since the stream's previous call, not what the input
  * holds: those are added up per stream as results still held in context, until a
- * compaction of the stream or a fall in its usage (history cut) empties them.
+ * compaction of the stream or a fall in its usage (history cut) empties them. That rule is
+ * src/model/held-results.ts, which the run view's strip stacks its bars with too.
  */
 import type { LlmCall } from '../model/calls.ts';
 import type { FindingDraft } from '../model/findings.ts';
+import { countedTools, type HeldResults } from '../model/held-results.ts';
 import type { Detector, DetectorContext } from './types.ts';
 import { summaryWithAdvice, threadWords, toolAdvice } from './advice.ts';
-import {
-  formatInt,
-  modelOf,
-  partsTotal,
-  roundRatio,
-  touchBounded,
-  wholePercent,
-} from './shared.ts';
+import { formatInt, modelOf, roundRatio, touchBounded, wholePercent } from './shared.ts';
 
 /** Streams kept in state; the least recently seen are forgotten beyond this. */
 const MAX_STREAMS = 256;
@@ -47,14 +42,11 @@ interface Episode {
   fired: boolean;
 }
 
-interface StreamState {
+/** `held` and `lastTokens` (tool-span streams only): what the stream's input holds so far. */
+interface StreamState extends HeldResults {
   streamKey: string;
   /** Open episodes: the tool's share has not yet fallen below half of toolShare. */
   episodes: Episode[];
-  /** Tool-span streams only: tokens of each tool's results held in context so far. */
-  held?: Record<string, number>;
-  /** Tool-span streams only: the usage of the stream's last call, to notice a history cut. */
-  lastTokens?: number | null;
 }
 
 /** Open episodes per stream (streams with none are dropped; most recently seen last, at most 256). */
@@ -99,16 +91,14 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
 }
 
 function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: DetectorContext) {
-  const unchanged = { state, findings: [] };
-  if (call.sideCall !== null || call.parts === null) return unchanged;
-  const total = partsTotal(call.parts, call.contextTokens);
-  if (total === null) return unchanged;
+  const before = state.streams.find((s) => s.streamKey === call.streamKey);
+  const counted = countedTools(before, call);
+  if (counted === null || call.parts === null) return { state, findings: [] };
+  const { total, tools } = counted;
+  const held = counted.held?.held;
 
   const { toolShare, toolPersistCalls } = context.thresholds;
   const half = toolShare / 2;
-  const before = state.streams.find((s) => s.streamKey === call.streamKey);
-  const held = call.parts.source === 'tool_spans' ? heldAfter(before, call) : undefined;
-  const tools = held ? capped(held, total) : call.parts.tools;
   const open = before?.episodes ?? [];
   const findings: FindingDraft[] = [];
   const episodes: Episode[] = [];
@@ -153,7 +143,7 @@ function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: De
   }
 
   if (episodes.length === 0 && !held) {
-    if (!before) return unchanged;
+    if (!before) return { state, findings };
     const streams = state.streams.filter((s) => s.streamKey !== call.streamKey);
     return { state: { streams }, findings };
   }
@@ -162,23 +152,6 @@ function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: De
     : { streamKey: call.streamKey, episodes };
   const streams = touchBounded(state.streams, (s) => s.streamKey, entry, MAX_STREAMS);
   return { state: { streams }, findings };
-}
-
-/** The results held after this call: the earlier ones (unless the usage fell) plus this call's new ones. */
-function heldAfter(before: StreamState | undefined, call: LlmCall): Record<string, number> {
-  const last = before?.lastTokens ?? null;
-  const cut = last !== null && call.contextTokens !== null && call.contextTokens < last;
-  const held: Record<string, number> = cut ? {} : { ...(before?.held ?? {}) };
-  for (const [tool, size] of Object.entries(call.parts?.tools ?? {}))
-    held[tool] = (held[tool] ?? 0) + size;
-  return held;
-}
-
-/** A held total cannot exceed the whole input (results may have left it unnoticed). */
-function capped(held: Record<string, number>, total: number): Record<string, number> {
-  return Object.fromEntries(
-    Object.entries(held).map(([tool, size]) => [tool, Math.min(size, total)]),
-  );
 }
 
 /** A compaction of a stream empties the results it holds. */

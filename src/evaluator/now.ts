@@ -41,3 +41,35 @@ export async function evaluateNow(
   }
   return out;
 }
+
+/** What evaluating the imported conversations found. */
+export interface ImportEvaluation {
+  /** Findings anchored on calls before the import's start: stored with their call's time, not sent. */
+  fromHistory: number;
+  /** Findings on calls after the import's start (sent as live ones are). */
+  live: number;
+  /** Conversations whose evaluation failed: they stay dirty for a server's evaluator. */
+  failed: Array<{ conversationId: string; message: string }>;
+}
+
+/** Evaluates the imported conversations now (settled or not), as the import does before it exits. */
+export async function evaluateImported(
+  store: Pick<Store, 'db'>,
+  workspace: string,
+  conversationIds: Iterable<string>,
+): Promise<ImportEvaluation> {
+  const evaluated = await evaluateNow(store, workspace, conversationIds);
+  const fromHistory = evaluated.results.reduce((n, r) => n + r.findingsFromHistory, 0);
+  const live = evaluated.results.reduce(
+    (n, r) => n + r.findingsCreated + r.findingsEscalated - r.findingsFromHistory,
+    0,
+  );
+  return {
+    fromHistory,
+    live,
+    failed: evaluated.failed.map(({ conversationId, error }) => ({
+      conversationId,
+      message: (error as Error).message ?? String(error),
+    })),
+  };
+}

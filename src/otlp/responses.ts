@@ -37,7 +37,9 @@ export function exportResponse(
 
 /** gRPC status codes used in `google.rpc.Status` bodies. */
 export const RPC_CODES = {
+  CANCELLED: 1,
   INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
   RESOURCE_EXHAUSTED: 8,
   UNAUTHENTICATED: 16,
   PERMISSION_DENIED: 7,

@@ -5,6 +5,9 @@
  * value) fails alone; each request's promise settles only after the COMMIT that holds its rows
  * (a 200 still means stored). The advisory locks of every request in a group are taken
  * together, in one order, before any write, so two groups never wait on each other in a cycle.
+ * A job whose `signal` aborts (its client went away) before it runs is dropped: its promise
+ * rejects with AbandonedError at once, nothing of it is written, and a shutdown does not wait
+ * for it (the client saw no 200 and sends the batch again).
  */
 import { isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Store } from '../store/db.ts';
@@ -16,6 +19,16 @@ export interface IngestJob<T> {
   /** The evidence keys the job's writes must be serialized on (see lockIngestKeys). */
   keys: readonly string[];
   run(tx: IngestTx): Promise<T>;
+  /** Aborted when nobody waits for the outcome any more (the client is gone): the job is dropped. */
+  signal?: AbortSignal | undefined;
+}
+
+/** The rejection of a job dropped before it ran because its signal aborted. */
+export class AbandonedError extends Error {
+  constructor() {
+    super('the client went away before its batch was committed; nothing of it was stored');
+    this.name = 'AbandonedError';
+  }
 }
 
 interface Queued {
@@ -50,7 +63,21 @@ export class GroupCommitter {
   /** Runs the job in the next transaction; resolves with its value after that transaction commits. */
   submit<T>(job: IngestJob<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ job, resolve: resolve as (value: unknown) => void, reject });
+      const { signal } = job;
+      if (signal?.aborted) return reject(new AbandonedError());
+      const queued: Queued = { job, resolve: resolve as (value: unknown) => void, reject };
+      this.#queue.push(queued);
+      // Dropped from the queue at once when abandoned; once in a group, before it runs.
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const at = this.#queue.indexOf(queued);
+          if (at < 0) return;
+          this.#queue.splice(at, 1);
+          reject(new AbandonedError());
+        },
+        { once: true },
+      );
       this.#pump();
     });
   }
@@ -89,6 +116,10 @@ export class GroupCommitter {
       );
       const outcomes: Array<() => void> = [];
       for (const item of group) {
+        if (item.job.signal?.aborted) {
+          item.reject(new AbandonedError()); // nothing of it written: settled now
+          continue;
+        }
         const outcome = await runInSavepoint(connection, tx, item.job);
         outcomes.push(
           outcome.ok ? () => item.resolve(outcome.value) : () => item.reject(outcome.error),

@@ -3,6 +3,8 @@
  * write everything in one transaction, shared with the requests that arrive meanwhile (group
  * commit, ./group-commit.ts). Returns only after the commit, so a 200 means stored.
  */
+import { guardDecisionOf, isGuardSpan } from '../ingest/guard-spans.ts';
+import { insertGuardDecisions } from '../store/guard-decisions.ts';
 import {
   callContentFromLogs,
   normalizeLogs,
@@ -32,7 +34,7 @@ import {
   type CallPrecedence,
   type CallsOutcome,
 } from '../store/ingest.ts';
-import { markConversationsDirty } from '../store/conversations.ts';
+import { holdEvaluation, markConversationsDirty } from '../store/conversations.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
 import { GroupCommitter, type GroupCommitOptions } from './group-commit.ts';
 import { joinLoggedToolResults } from './logged-tool-parts.ts';
@@ -99,10 +101,30 @@ export class IngestPipeline {
     };
   }
 
-  async ingestSpans(workspaceId: string, spans: readonly Span[]): Promise<IngestOutcome> {
+  /**
+   * Stores a batch of spans; resolves after the commit. `signal` aborting before the batch's
+   * writes start (its client went away) drops it: rejects with AbandonedError (./group-commit.ts).
+   */
+  async ingestSpans(
+    workspaceId: string,
+    spans: readonly Span[],
+    signal?: AbortSignal,
+  ): Promise<IngestOutcome> {
+    // The tool-result guard's spans are rows of their own (src/ingest/guard-spans.ts).
+    const guard = spans.flatMap((span) => guardDecisionOf(workspaceId, span) ?? []);
+    if (guard.length > 0) spans = spans.filter((span) => !isGuardSpan(span));
     const batch = normalizeSpans(spans, await this.#context(workspaceId));
+    if (guard.length > 0)
+      await this.#committer.submit({
+        signal,
+        keys: [],
+        run: async (tx) => {
+          await insertGuardDecisions(tx.db, guard);
+        },
+      });
     if (batch.keep.length > 0) {
       await this.#committer.submit({
+        signal,
         keys: evidenceKeys(workspaceId, batch.normalized),
         run: async (tx) => {
           const trx = tx.db;
@@ -134,13 +156,19 @@ export class IngestPipeline {
         },
       });
     }
-    return { stored: batch.keep.length, dropped: batch.dropped };
+    return { stored: batch.keep.length + guard.length, dropped: batch.dropped };
   }
 
-  async ingestLogs(workspaceId: string, logs: readonly LogRecord[]): Promise<IngestOutcome> {
+  /** Stores a batch of log records; like {@link ingestSpans}. */
+  async ingestLogs(
+    workspaceId: string,
+    logs: readonly LogRecord[],
+    signal?: AbortSignal,
+  ): Promise<IngestOutcome> {
     const batch = normalizeLogs(logs, await this.#context(workspaceId));
     if (batch.keep.length > 0) {
       await this.#committer.submit({
+        signal,
         keys: [
           ...evidenceKeys(workspaceId, batch.normalized),
           ...batch.callContent.map((content) => `trace:${workspaceId}:${content.traceId}`),
@@ -182,12 +210,14 @@ export class IngestPipeline {
    * Stores already normalized data (transcript imports), idempotently: a call or compaction
    * telemetry stored already is merged into its row (src/store/merge.ts). `historyBeforeNs`
    * (the import's start) marks what it changed as history: findings anchored on calls before it
-   * are not pushed to channels. Returns how many calls merged into rows another source stored.
+   * are not pushed to channels; `holdEvaluationMs` holds the evaluator loops off the
+   * conversations it changed that long (the import evaluates them itself: holdEvaluation).
+   * Returns how many calls merged into rows another source stored.
    */
   async ingestNormalized(
     workspaceId: string,
     normalized: Normalized,
-    options: { historyBeforeNs?: string } = {},
+    options: { historyBeforeNs?: string; holdEvaluationMs?: number } = {},
   ): Promise<{ merged: number }> {
     const merged: CallsOutcome = { partsDropped: [], merged: 0 };
     await this.#committer.submit({
@@ -208,6 +238,13 @@ export class IngestPipeline {
           workspaceId,
           historyBeforeNs === undefined ? marks : marks.map((m) => ({ ...m, historyBeforeNs })),
         );
+        if (options.holdEvaluationMs !== undefined)
+          await holdEvaluation(
+            tx.db,
+            workspaceId,
+            marks.map((m) => m.conversationId),
+            options.holdEvaluationMs,
+          );
       },
     });
     return { merged: merged.merged };

@@ -2,6 +2,8 @@
  * Read queries behind the conversations, runs and coverage API: what was normalized, per
  * workspace. Rows are mapped to the model here; nothing snake_case leaves src/store.
  */
+import { guardSummaries, type GuardSummary } from './guard-decisions.ts';
+import { AGENT_NAMES, agentOf, coverageHint } from '../model/producer-advice.ts';
 import { sql } from 'kysely';
 import type { Compaction, LlmCall } from '../model/calls.ts';
 import {
@@ -45,6 +47,15 @@ export interface ConversationSummary {
   /** The fullest call's usage as a share of its window (0..1+); null when no call knows both. */
   fullestShare: number | null;
   models: string[];
+  /**
+   * The coding agent that ran the conversation, with its version when it sent one ("Claude
+   * Code 2.1.332"); null when the calls come from a library or SDK (their producers say).
+   */
+  agent: string | null;
+  /** The producer conventions of its calls (`claude_code`, `langfuse`, ...). */
+  producers: string[];
+  /** What Claude Code's tool-result guard did in it; null when nothing. */
+  guard: GuardSummary | null;
   streams: number;
   findings: number;
   /** Each stream (main thread and sub-agents), main first. */
@@ -100,6 +111,8 @@ export async function listConversations(
         'models',
       ),
       sql<string>`count(DISTINCT stream_key)`.as('streams'),
+      sql<string[]>`array_agg(DISTINCT producer ORDER BY producer)`.as('producers'),
+      sql<string | null>`max(agent_version)`.as('agent_version'),
       sql<string>`(SELECT count(*) FROM findings f WHERE f.workspace_id = ${workspaceId} AND f.conversation_id = llm_calls.conversation_id)`.as(
         'findings',
       ),
@@ -130,6 +143,11 @@ export async function listConversations(
     workspaceId,
     page.map((row) => row.conversation_id),
   );
+  const guard = await guardSummaries(
+    db,
+    workspaceId,
+    page.map((row) => row.conversation_id),
+  );
   return {
     items: page.map((row) => ({
       id: row.conversation_id,
@@ -139,6 +157,9 @@ export async function listConversations(
       maxContextTokens: countOf(row.max_context),
       fullestShare: row.fullest_share === null ? null : Number(row.fullest_share),
       models: row.models ?? [],
+      agent: agentLabel(row.producers ?? [], row.agent_version),
+      producers: row.producers ?? [],
+      guard: guard.get(row.conversation_id) ?? null,
       streams: Number(row.streams),
       findings: Number(row.findings),
       streamList: streams.get(row.conversation_id) ?? [],
@@ -148,6 +169,13 @@ export async function listConversations(
     })),
     next: rows.length > options.limit && last ? [String(last.last_ns), last.conversation_id] : null,
   };
+}
+
+/** "Claude Code 2.1.332" for the first coding agent among `producers`, else null. */
+function agentLabel(producers: readonly string[], version: string | null): string | null {
+  const agent = producers.map(agentOf).find((found) => found !== undefined);
+  if (agent === undefined) return null;
+  return version ? `${AGENT_NAMES[agent]} ${version}` : AGENT_NAMES[agent];
 }
 
 /** The streams and the first runs of each of these conversations. */
@@ -317,9 +345,13 @@ const DETECTOR_NEEDS: Record<CoveredDetector, { needs: string; hint: string }> =
  */
 export interface ProducerCoverage {
   producer: string;
+  /** The coding agent behind the producer id (Claude Code, Codex CLI, Gemini CLI), if one. */
+  agent: string | null;
   calls: number;
   covered: Record<CoveredDetector, number>;
   blind: CoveredDetector[];
+  /** For each detector that misses some of its calls: what to turn on, in that producer's words. */
+  hints: Partial<Record<CoveredDetector, string>>;
 }
 
 /** One model of the recent calls with one window it was given (a model may have several). */
@@ -407,9 +439,42 @@ async function producerCoverage(db: Db, workspaceId: string): Promise<ProducerCo
       history_lost: Number(r.history_lost),
       output_cut_off: Number(r.output_cut_off),
     };
-    const blind = (Object.keys(covered) as CoveredDetector[]).filter((d) => covered[d] === 0);
-    return { producer: r.producer, calls: Number(r.calls), covered, blind };
+    const detectors = Object.keys(covered) as CoveredDetector[];
+    const blind = detectors.filter((d) => covered[d] === 0);
+    const calls = Number(r.calls);
+    const hints = Object.fromEntries(
+      detectors
+        .filter((d) => covered[d] < calls)
+        .map((d) => [d, coverageHint(r.producer, d) ?? DETECTOR_NEEDS[d].hint]),
+    );
+    const agent = agentOf(r.producer);
+    return {
+      producer: r.producer,
+      agent: agent ? AGENT_NAMES[agent] : null,
+      calls,
+      covered,
+      blind,
+      hints,
+    };
   });
+}
+
+/**
+ * The hint for a detector over the whole workspace: when every producer whose calls it misses is
+ * a coding agent with its own knob (a Claude Code only workspace), those agents' words; else the
+ * generic one, which names the attributes an SDK or library sends.
+ */
+function workspaceHint(producers: ProducerCoverage[], detector: CoveredDetector): string {
+  const missing = producers.filter((p) => p.covered[detector] < p.calls);
+  const own = new Map<string, string>();
+  for (const producer of missing) {
+    const hint = coverageHint(producer.producer, detector);
+    if (hint === undefined) return DETECTOR_NEEDS[detector].hint;
+    own.set(producer.agent ?? producer.producer, hint);
+  }
+  if (own.size === 0) return DETECTOR_NEEDS[detector].hint;
+  if (own.size === 1) return [...own.values()][0]!;
+  return [...own].map(([agent, hint]) => `${agent}: ${hint}`).join(' ');
 }
 
 /**
@@ -437,10 +502,12 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
     .select(sql<string>`count(*)`.as('n'))
     .executeTakeFirstOrThrow();
   const calls = Number(row.calls);
+  const producers = await producerCoverage(db, workspaceId);
   const entry = (covered: string, detector: CoveredDetector): DetectorCoverage => ({
     covered: Number(covered),
     share: calls === 0 ? 0 : Number(covered) / calls,
-    ...DETECTOR_NEEDS[detector],
+    needs: DETECTOR_NEEDS[detector].needs,
+    hint: workspaceHint(producers, detector),
   });
   return {
     calls,
@@ -452,7 +519,7 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
       history_lost: entry(row.tokens, 'history_lost'),
       output_cut_off: entry(row.finish, 'output_cut_off'),
     },
-    producers: await producerCoverage(db, workspaceId),
+    producers,
     ...(await windowCoverage(db, workspaceId, row.newest)),
   };
 }

@@ -104,6 +104,31 @@ export async function markConversationsDirty(
     .execute();
 }
 
+/**
+ * Holds the evaluator loops off the given conversations for `ms` (run in the transaction that
+ * marked them dirty): `rotscope import` evaluates what it imported itself once all its files are
+ * in (claimConversations ignores the hold), so its summary counts the findings it made, however
+ * long its files take; an import that dies leaves them to the loops when the hold ends. The
+ * hold is the failure backoff's column: an evaluation clears it.
+ */
+export async function holdEvaluation(
+  db: Db,
+  workspaceId: string,
+  conversationIds: readonly string[],
+  ms: number,
+): Promise<void> {
+  if (conversationIds.length === 0) return;
+  await db
+    .updateTable('conversations')
+    .set({
+      eval_retry_at: sql<Date>`GREATEST(eval_retry_at, now() + ${Math.max(0, Math.round(ms))}::int * interval '1 millisecond')`,
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', [...new Set(conversationIds)].sort())
+    .where('dirty', '=', true)
+    .execute();
+}
+
 /** The later of two optional Unix ns times, as a partial IngestMark. */
 function laterOf(a: string | undefined, b: string | undefined): { historyBeforeNs?: string } {
   if (a === undefined) return b === undefined ? {} : { historyBeforeNs: b };

@@ -283,10 +283,37 @@ export interface DeliveryAttemptsTable {
   outcome: string;
 }
 
+/** Migration 0080: requests refused for their token, counted (src/store/refusals.ts). */
+export interface AuthRefusalsTable {
+  /** '' when no token told the workspace. */
+  workspace_id: string;
+  status: number;
+  route: string;
+  reason: string;
+  agent: string;
+  count: ColumnType<string, string | number | bigint, string | number | bigint>;
+  first_seen: Timestamp;
+  last_seen: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
   applied_at: Timestamp;
+}
+
+/** Migration 0090: the Claude Code tool-result guard's decisions (src/store/guard-decisions.ts). */
+export interface GuardDecisionsTable {
+  workspace_id: string;
+  conversation_id: string;
+  span_id: string;
+  at_ns: Int8;
+  action: string;
+  tool: string;
+  result_tokens: Int8;
+  budget_tokens: Int8;
+  kept_out_tokens: Int8;
+  received_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 export interface Database {
@@ -305,5 +332,7 @@ export interface Database {
   alert_channels: AlertChannelsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  auth_refusals: AuthRefusalsTable;
+  guard_decisions: GuardDecisionsTable;
   schema_migrations: SchemaMigrationsTable;
 }

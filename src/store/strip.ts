@@ -4,11 +4,18 @@
  * strings as indexes into small dictionaries), so a run of 10,000 calls is a few hundred KB of
  * numbers rather than 10,000 call objects. Only what the page draws is read: no raw spans, no
  * message content. The drops (history_lost), cut-off outputs and tool takeovers come from the
- * stored findings and point at the call they are anchored on by its index.
+ * stored findings and point by index at the call their text is about (src/store/strip-marks.ts).
+ *
+ * A call's parts are its input as tool_takeover counts it (src/model/held-results.ts): where the
+ * producer reports only each call's new tool results (Claude Code's telemetry), the results
+ * the stream still holds are stacked on every later call until a compaction or a history cut,
+ * so a bar shows the share the finding gives.
  */
 import { sql } from 'kysely';
 import type { InputParts } from '../model/calls.ts';
+import { heldPerCall, type HeldItem, type ToolSizes } from '../model/held-results.ts';
 import type { Db } from './db.ts';
+import { markedCalls } from './strip-marks.ts';
 
 /** Which calls: a conversation's, or a run's (its run id or its trace id). */
 export type StripScope = { conversationId: string } | { runId: string };
@@ -67,8 +74,13 @@ export interface StripColumns {
 
 export interface StripMark {
   findingId: string;
-  /** The index of the call the finding is anchored on; null when that call is not in the strip. */
+  /**
+   * The index of the call the finding's text is about (context_too_full: the fullest call;
+   * else the call it is anchored on); null when that call is not in the strip.
+   */
   index: number | null;
+  /** Every call its text counts (a tool_takeover's episode), in strip order. */
+  calls: number[];
   detector: string;
   severity: string;
   kind: string | null;
@@ -95,11 +107,15 @@ export interface Strip {
   findings: StripMark[];
 }
 
-/** A call's input parts in tokens: the sizes scaled to its usage, rest as messages or other. */
+/**
+ * A call's input parts in tokens: the sizes scaled to its usage, rest as messages or other.
+ * `tools` are the tool results its input holds as counted (else the parts' own).
+ */
 function partPairs(
   parts: InputParts | null,
   context: number | null,
   names: Dictionary,
+  tools: ToolSizes = parts?.tools ?? {},
 ): number[] | null {
   if (!parts || context === null || context <= 0) return null;
   const total = parts.total ?? (parts.unit === 'tokens' ? context : null);
@@ -112,7 +128,7 @@ function partPairs(
     pairs.push(names.of('system'), tokens);
     named += tokens;
   }
-  for (const [tool, size] of Object.entries(parts.tools)) {
+  for (const [tool, size] of Object.entries(tools)) {
     if (!(size > 0)) continue;
     const tokens = Math.round(size * scale);
     pairs.push(names.of(`tool:${tool}`), tokens);
@@ -145,6 +161,26 @@ type StripRow = [
 ];
 
 const nsToMs = (ns: string | number | bigint): number => Number(BigInt(ns) / 1000n) / 1000;
+
+/** The calls and the compactions of their streams in the detectors' order (a compaction first at the same ns). */
+function* timelineOf(
+  calls: readonly StripRow[],
+  compactions: ReadonlyArray<{ streamKey: string; atNs: string }>,
+): Generator<HeldItem> {
+  let next = 0;
+  for (const row of calls) {
+    const ns = BigInt(row[2]);
+    while (next < compactions.length && BigInt(compactions[next]!.atNs) <= ns)
+      yield { type: 'compaction', streamKey: compactions[next++]!.streamKey };
+    yield {
+      type: 'call',
+      streamKey: row[3],
+      sideCall: row[5],
+      contextTokens: row[11],
+      parts: row[15],
+    };
+  }
+}
 
 /** The strip of a conversation or run; undefined when it has neither calls nor findings. */
 export async function loadStrip(
@@ -211,6 +247,26 @@ export async function loadStrip(
 
   const truncated = rows.length > limit;
   const calls = truncated ? rows.slice(0, limit) : rows;
+  // only streams whose parts are each call's new tool results need the compactions
+  const compactions = calls.some((row) => row[15]?.source === 'tool_spans')
+    ? await db
+        .selectFrom('compactions')
+        .select(['stream_key', sql<string>`at_ns::text`.as('at_ns')])
+        .where('workspace_id', '=', workspaceId)
+        .where((eb) =>
+          'conversationId' in scope
+            ? eb('conversation_id', '=', scope.conversationId)
+            : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
+        )
+        .orderBy('at_ns')
+        .execute()
+    : [];
+  const counted = heldPerCall(
+    timelineOf(
+      calls,
+      compactions.map((c) => ({ streamKey: c.stream_key, atNs: c.at_ns })),
+    ),
+  );
   const models = new Dictionary();
   const windowSources = new Dictionary();
   const finishReasons = new Dictionary();
@@ -257,15 +313,17 @@ export async function loadStrip(
     columns.finish.push(finishReasons.of(row[14]));
     columns.stream.push(s);
     columns.side.push(sideCalls.of(side));
-    columns.parts.push(partPairs(row[15], row[11], partNames));
+    columns.parts.push(partPairs(row[15], row[11], partNames, counted[i]?.tools));
   });
 
+  const indexOf = (traceId: string, spanId: string) => callIndex.get(`${traceId}:${spanId}`);
   const findings: StripMark[] = findingRows.map((f) => {
     const details = (f.details ?? {}) as Record<string, unknown>;
     const lost = details['tokensLost'];
+    const anchor = indexOf(f.trace_id, f.span_id) ?? null;
     return {
       findingId: String(f.id),
-      index: callIndex.get(`${f.trace_id}:${f.span_id}`) ?? null,
+      ...markedCalls(f.detector, details, anchor, indexOf),
       detector: f.detector,
       severity: f.severity,
       kind: f.kind,

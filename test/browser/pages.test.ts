@@ -207,6 +207,14 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
       expect.arrayContaining(['history-lost', 'context-critical', 'healthy', FINDING_SESSION]),
     );
     await row(TOOLS_SESSION).getByText('1 sub-agent').waitFor();
+    // The agent that ran it, by name: a Claude Code session says so beside its UUID; a library's
+    // conversation names its producer convention.
+    expect(await row(TOOLS_SESSION).locator('.conversation-agent').textContent()).toMatch(
+      /^Claude Code( \d+\.\d+\.\d+)?$/,
+    );
+    expect(await row('healthy').locator('.conversation-agent').textContent()).not.toMatch(
+      /Claude Code/,
+    );
     expect(
       await row(FINDING_SESSION)
         .getByText(/side call/)
@@ -255,6 +263,13 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
       .locator(`tr[data-producer="${blindProducer!.producer}"]`)
       .getByText(/blind: .*Output cut off/)
       .waitFor();
+    // Claude Code's row names the agent, and what it misses is said in Claude Code's knobs
+    const claudeRow = page.locator('tr[data-producer="claude_code"]');
+    await claudeRow.getByText('Claude Code', { exact: true }).waitFor();
+    for (const hint of await claudeRow.locator('.producer-hint').allTextContents()) {
+      expect(hint).toContain('rotscope claude-code install');
+      expect(hint).not.toContain('@rotscope/sdk');
+    }
     expect(await page.locator('tr[data-detector="tool_takeover"] td.hint').textContent()).toContain(
       'recordContextSizes',
     );

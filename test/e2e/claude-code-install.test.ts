@@ -59,12 +59,31 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
       command: expect.stringMatching(/rotscope\.js" hook$/),
       timeout: 10,
     };
+    // The tool-result guard: its own fast CommonJS command, before a Read and after every tool.
+    const guard = {
+      type: 'command',
+      command: expect.stringMatching(/rotscope-guard\.cjs"$/),
+      timeout: 5,
+    };
     expect(settings.hooks).toEqual({
       PreCompact: [USER_SETTINGS.hooks.PreCompact[0], { matcher: '', hooks: [hook] }],
       Stop: USER_SETTINGS.hooks.Stop,
       PostCompact: [{ matcher: '', hooks: [hook] }],
       SessionStart: [{ matcher: 'compact', hooks: [hook] }],
+      PreToolUse: [{ matcher: 'Read', hooks: [guard] }],
+      PostToolUse: [{ matcher: '', hooks: [guard] }],
     });
+    // The guard command written runs: a small result passes with nothing printed.
+    const passed = execFileSync('sh', ['-c', settings.hooks.PostToolUse[0].hooks[0].command], {
+      input: JSON.stringify({
+        hook_event_name: 'PostToolUse',
+        tool_name: 'Bash',
+        tool_response: { stdout: 'ok', stderr: '' },
+      }),
+      env: { ...process.env, ROTSCOPE_FROM_SOURCE: '1', HOME: config },
+      encoding: 'utf8',
+    });
+    expect(passed).toBe('');
     const backups = readdirSync(config).filter((f) =>
       f.startsWith('settings.json.rotscope-backup-'),
     );
@@ -187,7 +206,24 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
       'PreCompact',
       'PostCompact',
       'SessionStart',
+      'PreToolUse',
+      'PostToolUse',
     ]);
+  });
+
+  it('--no-guard leaves the tool-result guard out', async () => {
+    const config = path.join(dir, 'no-guard');
+    mkdirSync(config);
+    const result = await runCli(['claude-code', 'install', '--no-guard'], {
+      env: { CLAUDE_CONFIG_DIR: config, ROTSCOPE_URL: '', ROTSCOPE_TOKEN: '' },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(Object.keys(read(path.join(config, 'settings.json')).hooks)).toEqual([
+      'PreCompact',
+      'PostCompact',
+      'SessionStart',
+    ]);
+    expect(result.stdout).not.toContain('tool-result guard');
   });
 
   it('refuses settings.json that is not JSON and leaves it alone; bad usage exits 2', async () => {
@@ -203,7 +239,9 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
     expect(usage.stderr).toContain('usage: rotscope claude-code install');
   });
 
-  it('the plugin folder declares the same hooks as install', () => {
+  // The guard is install's only: it runs on every tool call, so it needs install's absolute,
+  // fast command (bin/rotscope-guard.cjs), not `rotscope` looked up on PATH.
+  it('the plugin folder declares the same compaction hooks as install', () => {
     const plugin = read(path.join(ROOT, 'claude-code-plugin/.claude-plugin/plugin.json'));
     expect(plugin.name).toBe('rotscope');
     const hooks = read(path.join(ROOT, 'claude-code-plugin', plugin.hooks)).hooks;

@@ -1,10 +1,10 @@
 /**
  * One embedded data directory, a running `rotscope serve` and the CLI (issue 14 item 5): PGlite
  * is single-process, so a command that finds the directory held never writes underneath the
- * server. `token create` goes through the server (and the token works now and after a restart);
- * a second `serve`, `import` and `migrate` refuse naming the server's pid; a lock left by a
- * server killed with SIGKILL is taken over. Real child processes throughout. The steps share
- * one directory and run in order.
+ * server. `token create` and `import` go through the server (the token works now and after a
+ * restart; the imported session is there at once); a second `serve` and `migrate` refuse naming
+ * the server's pid; a lock left by a server killed with SIGKILL is taken over. Real child
+ * processes throughout. The steps share one directory and run in order.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,7 +31,8 @@ let ingestToken = '';
 
 beforeAll(() => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'rotscope-shared-dir-'));
-  env = { ROTSCOPE_DATA_DIR: dataDir };
+  // no retention: a server would prune the imported 2025 session 10 s after it starts
+  env = { ROTSCOPE_DATA_DIR: dataDir, ROTSCOPE_RETENTION_DAYS: '0' };
 });
 afterAll(async () => {
   if (server && server.process.exitCode === null && server.process.signalCode === null) {
@@ -141,22 +142,33 @@ describe.skipIf(usingPostgres)(
       expect(otherWorkspace.stderr).toContain('answered 403');
     });
 
-    it("a second serve, import and migrate refuse, naming the server's pid, and write nothing", async () => {
+    it("a second serve and migrate refuse, naming the server's pid, and write nothing", async () => {
       const { url } = server!;
       const pid = server!.process.pid;
-      const [second, imported, migrated] = await Promise.all([
+      const [second, migrated] = await Promise.all([
         runCli(['serve', '--port', '0'], { env }),
-        runCli(['import', TRANSCRIPT], { env }),
         runCli(['migrate'], { env }),
       ]);
-      for (const result of [second, imported, migrated]) {
+      for (const result of [second, migrated]) {
         expect(result.code).toBe(1);
         expect(result.stderr).toContain(`is in use by rotscope (pid ${pid}, serving ${url}`);
         expect(result.stderr).not.toMatch(/\n\s+at /);
       }
-      expect(imported.stdout).toBe('');
-      expect(await conversations(url)).not.toContainEqual(expect.objectContaining(IMPORTED));
       expect(await postSpans(url, ingestToken)).toBe(200); // the server is unharmed
+    });
+
+    it('import goes through the running server, with an ingest token; the session is there at once', async () => {
+      const { url } = server!;
+      const pid = server!.process.pid;
+      expect(await conversations(url)).not.toContainEqual(expect.objectContaining(IMPORTED));
+      const imported = await runCli(['import', TRANSCRIPT], {
+        env: { ...env, ROTSCOPE_TOKEN: ingestToken },
+      });
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(imported.stderr).toContain(`held by the running server (pid ${pid}, ${url})`);
+      expect(imported.stdout).toContain('170 calls');
+      expect(await conversations(url)).toContainEqual(expect.objectContaining(IMPORTED));
+      expect(await postSpans(url, ingestToken)).toBe(200);
     });
 
     it('after a restart the token is still there; SIGTERM released the lock', async () => {

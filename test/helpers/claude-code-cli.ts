@@ -164,6 +164,8 @@ export interface SessionOptions {
   /** Files to create in the work dir (the CLI's cwd). */
   files?: Record<string, string>;
   env?: Record<string, string>;
+  /** The user settings (`$CLAUDE_CONFIG_DIR/settings.json`), e.g. hooks; `{{root}}` is the session's temp dir. */
+  settings?: Record<string, unknown>;
 }
 
 export interface RunResult {
@@ -208,6 +210,11 @@ export async function startClaudeCodeSession(options: SessionOptions): Promise<C
   for (const d of [workDir, configDir, homeDir, tmpDir]) mkdirSync(d);
   for (const [name, text] of Object.entries(options.files ?? {}))
     writeFileSync(join(workDir, name), text);
+  if (options.settings)
+    writeFileSync(
+      join(configDir, 'settings.json'),
+      JSON.stringify(options.settings).split('{{root}}').join(root),
+    );
   const apiSocket = join(root, 'api.sock');
   const otlpSocket = join(root, 'otlp.sock');
   const api = await startFakeAnthropic(options.script, { socketPath: apiSocket }, workDir);

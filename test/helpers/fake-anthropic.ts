@@ -64,6 +64,35 @@ export interface FakeRequest {
   model: string | null;
   bodyBytes: number;
   answer: string;
+  /**
+   * The text of the request's last user message (its text blocks and its tool results' text),
+   * to see what reached the model after a tool ran (a hook's message, a narrowed Read).
+   */
+  lastUserText?: string;
+  /** The whole request body as sent. */
+  body?: string;
+}
+
+/** The text of the last user message of a Messages request, its tool results' text included. */
+function lastUserContent(body: Json): string {
+  const messages = Array.isArray(body.messages) ? (body.messages as Json[]) : [];
+  const last = messages.filter((m) => m.role === 'user').pop();
+  if (!last) return '';
+  const text = (content: unknown): string =>
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content
+            .map((block: Json) =>
+              block.type === 'text'
+                ? String(block.text ?? '')
+                : block.type === 'tool_result'
+                  ? text(block.content)
+                  : '',
+            )
+            .join('\n')
+        : '';
+  return text(last.content);
 }
 
 export interface FakeAnthropic {
@@ -189,6 +218,8 @@ export function startFakeAnthropic(
         model,
         bodyBytes: raw.length,
         answer: answer.label ? `${answer.label}: ${what}` : what,
+        lastUserText: lastUserContent(body),
+        body: raw,
       });
     if (answer.error) {
       log(`error ${answer.error.status}`);

@@ -185,6 +185,16 @@ beforeAll(async () => {
     { scope: 'read' },
     { workspace: 'default', scope: 'read' },
   ]);
+  // `rotscope import` beside the server: one file's text (here a transcript line), then evaluate
+  const transcriptLine = JSON.stringify({ type: 'summary', summary: 'fuzzed', leafUuid: 'u-1' });
+  seeds.bodies.set('POST /api/import', [
+    { path: '/home/u/.claude/projects/-p/s-1.jsonl', text: `${transcriptLine}\n` },
+    { workspace: 'default', path: 'rollout-x.jsonl', text: '', historyBefore: '1' },
+  ]);
+  seeds.bodies.set('POST /api/import/evaluate', [
+    { conversations: ['conv-0'] },
+    { workspace: 'default', conversations: [] },
+  ]);
 }, 120_000);
 
 afterAll(async () => {

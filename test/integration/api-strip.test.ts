@@ -2,12 +2,16 @@
  * The run view's endpoints over real HTTP on this run's database (PGlite, or PostgreSQL with
  * DATABASE_URL), fed by the real OpenTelemetry SDK exporter: the strip of a conversation and of
  * a run as columns, with its drops and marks; What was lost at a drop, with message text only
- * when the content was captured.
+ * when the content was captured. A real Claude Code session (the 2.1.332 captures, replayed as
+ * the CLI sent them): a tool's results on every call whose input still holds them, at the
+ * shares its finding gives; context_too_full on the call its text is about; side calls flagged;
+ * the colour bands from the workspace's knobs (issue 23 §6).
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { llmCallRow } from '../../src/store/timeline.ts';
 import { call } from '../helpers/calls.ts';
+import { sendClaudeCodeCapture } from '../helpers/claude-code-capture.ts';
 import {
   COMPACTED,
   COMPACTED_USAGE,
@@ -31,15 +35,19 @@ interface Strip {
   streams: Array<{ key: string; agentId: string | null }>;
   parts: string[];
   columns: Record<string, unknown[]>;
+  sideCalls: string[];
   findings: Array<{
     findingId: string;
     index: number | null;
+    calls: number[];
+    summary: string;
     detector: string;
     severity: string;
     kind: string | null;
     tokensLost: number | null;
   }>;
   thresholds: { usageThreshold: number; usageCritical: number };
+  bands: { dimBelow: number; amberFrom: number; redFrom: number };
 }
 
 interface WhatWasLost {
@@ -133,6 +141,7 @@ describe('GET /api/conversations/:id/strip', () => {
       tokensLost: LOST_USAGE[1] - LOST_USAGE[2],
     });
     expect(body.thresholds).toEqual({ usageThreshold: 0.7, usageCritical: 0.85 });
+    expect(body.bands).toEqual({ dimBelow: 0.6, amberFrom: 0.7, redFrom: 0.85 });
     // no content in the strip
     expect(JSON.stringify(body)).not.toContain('ZEBRA');
   });
@@ -241,5 +250,103 @@ describe('GET /api/findings/:id/what-was-lost', () => {
   it('answers 404 for an unknown finding id and for a malformed one', async () => {
     expect((await get('/api/findings/999999/what-was-lost')).status).toBe(404);
     expect((await get('/api/findings/abc/what-was-lost')).status).toBe(404);
+  });
+});
+
+/** The strip of a conversation once it has a finding of `detector`. */
+async function stripWith(conversation: string, detector: string): Promise<Strip> {
+  let strip: Strip | undefined;
+  await vi.waitFor(
+    async () => {
+      const { body } = await get<Strip>(`/api/conversations/${conversation}/strip`);
+      expect(body.findings?.some((f) => f.detector === detector)).toBe(true);
+      strip = body;
+    },
+    { timeout: 30_000, interval: 100 },
+  );
+  return strip!;
+}
+
+/** Call `i`'s parts as `{ name: tokens }`. */
+const partsAt = (strip: Strip, i: number): Record<string, number> => {
+  const pairs = (strip.columns['parts'] as Array<number[] | null>)[i] ?? [];
+  const out: Record<string, number> = {};
+  for (let k = 0; k + 1 < pairs.length; k += 2) out[strip.parts[pairs[k]!]!] = pairs[k + 1]!;
+  return out;
+};
+
+const grouped = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+describe('the strip of a real Claude Code session (2.1.332)', () => {
+  let largeResults: string;
+  let compaction: string;
+  beforeAll(async () => {
+    largeResults = await sendClaudeCodeCapture(server.url, '2.1.332', 'large-results');
+    compaction = await sendClaudeCodeCapture(server.url, '2.1.332', 'compaction');
+  }, 60_000);
+
+  it("stacks a tool's results on every call whose input still holds them, at the shares its finding gives", async () => {
+    const strip = await stripWith(largeResults, 'tool_takeover');
+    const takeover = strip.findings.find((f) => f.detector === 'tool_takeover')!;
+    expect(takeover.summary).toMatch(
+      /^Results of tool Read took 60%, 74%, 67% of the input over 3 calls/,
+    );
+    // Claude Code reports each Read once, on the call after it (21,293 tokens from its bytes):
+    // the strip holds them on every later call, as the detector does
+    const context = strip.columns['context'] as number[];
+    expect(context.map((_, i) => partsAt(strip, i)['tool:Read'] ?? 0)).toEqual([
+      0, 21_293, 42_586, 42_586, 42_586,
+    ]);
+    expect(takeover.calls).toEqual([1, 2, 3]);
+    expect(takeover.index).toBe(1);
+    const shares = takeover.calls.map(
+      (i) => `${Math.floor((partsAt(strip, i)['tool:Read']! / context[i]!) * 100)}%`,
+    );
+    expect(takeover.summary).toContain(`took ${shares.join(', ')} of the input`);
+    // every call's parts still add up to its usage
+    for (const [i, used] of context.entries()) {
+      const sum = Object.values(partsAt(strip, i)).reduce((a, b) => a + b, 0);
+      if (sum > 0) expect(sum).toBe(used);
+    }
+  });
+
+  it('marks context_too_full on the fullest call, the one its text gives the usage of; the compaction calls are side calls', async () => {
+    const strip = await stripWith(compaction, 'context_too_full');
+    const full = strip.findings.find((f) => f.detector === 'context_too_full')!;
+    const context = strip.columns['context'] as Array<number | null>;
+    const window = strip.columns['window'] as Array<number | null>;
+    const shares = context.map((c, i) => (c ?? 0) / (window[i] ?? Infinity));
+    const fullest = shares.indexOf(Math.max(...shares));
+    expect(full.index).toBe(fullest);
+    expect(full.calls).toEqual([fullest]);
+    expect(full.summary).toContain(
+      `${grouped(context[fullest]!)} of ${grouped(window[fullest]!)} tokens`,
+    );
+    // Claude Code's compaction calls are side calls, flagged as such
+    expect(strip.sideCalls).toEqual(['compact']);
+    const side = strip.columns['side'] as number[];
+    expect(side.filter((s) => s >= 0)).toHaveLength(2);
+    expect(side[fullest]).toBe(-1);
+  });
+
+  it("sends the colour bands of the workspace's knobs, the numbers its detectors use", async () => {
+    const put = async (thresholds: Record<string, number>) => {
+      const response = await fetch(`${server.url}/api/alerts/context-rot`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ thresholds }),
+      });
+      expect(response.status).toBe(200);
+    };
+    await put({ usageThreshold: 0.4, usageCritical: 0.6 });
+    try {
+      const { body } = await get<Strip>(`/api/conversations/${compaction}/strip`);
+      expect(body.thresholds).toEqual({ usageThreshold: 0.4, usageCritical: 0.6 });
+      expect(body.bands).toEqual({ dimBelow: 0.4, amberFrom: 0.4, redFrom: 0.6 });
+    } finally {
+      await put({ usageThreshold: 0.7, usageCritical: 0.85 });
+    }
+    const { body } = await get<Strip>(`/api/conversations/${compaction}/strip`);
+    expect(body.bands).toEqual({ dimBelow: 0.6, amberFrom: 0.7, redFrom: 0.85 });
   });
 });

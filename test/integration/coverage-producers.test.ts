@@ -45,13 +45,57 @@ describe('/api/coverage by producer', () => {
         calls: 4,
         covered: { context_too_full: 4, tool_takeover: 2, history_lost: 4, output_cut_off: 0 },
         blind: ['output_cut_off'],
+        agent: null,
+        hints: {
+          tool_takeover: expect.stringContaining('gen_ai.input.messages'),
+          output_cut_off: 'send gen_ai.response.finish_reasons on every chat span',
+        },
       },
       {
         producer: 'openinference',
         calls: 3,
         covered: { context_too_full: 3, tool_takeover: 3, history_lost: 3, output_cut_off: 3 },
         blind: [],
+        agent: null,
+        hints: {},
       },
     ]);
+  });
+});
+
+describe('/api/coverage of a Claude Code workspace (real 2.1.332 export, spans only)', () => {
+  let claude: TestServer;
+  beforeAll(async () => {
+    claude = await startTestServer({ loops: false });
+    // The spans alone: a user who turned on traces but not logs (no tool_result events).
+    for (const file of ['002-traces.json', '003-traces.json']) {
+      const res = await fetch(`${claude.url}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: readFileSync(`${REAL}claude-code-2.1.332/reread/${file}`, 'utf8'),
+      });
+      expect(res.status).toBe(200);
+    }
+  });
+  afterAll(async () => claude?.close());
+
+  it("gives Claude Code's own knobs, not the SDK's attributes", async () => {
+    const body = (await (await fetch(`${claude.url}/api/coverage`)).json()) as {
+      detectors: Record<string, { hint: string; covered: number }>;
+      producers: Array<{ producer: string; agent: string | null; hints: Record<string, string> }>;
+    };
+    const producer = body.producers.find((p) => p.producer === 'claude_code');
+    expect(producer?.agent).toBe('Claude Code');
+    const hints = Object.values(producer?.hints ?? {});
+    expect(hints.length).toBeGreaterThan(0);
+    for (const hint of hints) {
+      expect(hint).not.toContain('gen_ai.input.messages');
+      expect(hint).not.toContain('@rotscope/sdk');
+      expect(hint).toContain('rotscope claude-code install');
+    }
+    // The page's own column says the same for the workspace (its calls are all Claude Code's).
+    for (const [id, detector] of Object.entries(body.detectors))
+      if (producer?.hints[id]) expect(detector.hint).toBe(producer.hints[id]);
+    expect(producer?.hints.tool_takeover).toContain('OTEL_LOGS_EXPORTER=otlp');
   });
 });

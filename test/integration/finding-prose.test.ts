@@ -90,7 +90,10 @@ function proseProblems(f: Prose): string[] {
   const tools = toolNames(f.details);
   const prose = f.model ? summary.split(f.model).join('') : summary;
   for (const word of prose.match(/\b[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+\b/g) ?? [])
-    if (!tools.has(word)) problems.push(`internal-looking name ${word}`);
+    // An environment variable in capitals is a setting the user changes (Claude Code's
+    // CLAUDE_CODE_MAX_OUTPUT_TOKENS), not one of ours.
+    if (!tools.has(word) && !/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(word))
+      problems.push(`internal-looking name ${word}`);
   for (const run of prose.match(/\b[0-9a-f]{8,}\b/gi) ?? [])
     if (!/^\d+$/.test(run) || run.length > 12) problems.push(`an id-like run ${run}`);
   for (const id of [f.conversationId, f.runId, f.traceId, f.spanId, ...f.streamKey.split('|')]) {

@@ -23,11 +23,31 @@ export function formatTime(value: string | number | null | undefined): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
 }
 
-/** The status line's colours for a window share: dim below 60 %, amber from 70 %, red from 85 %. */
-export function usageLevel(share: number): 'dim' | 'normal' | 'amber' | 'red' {
-  if (share >= 0.85) return 'red';
-  if (share >= 0.7) return 'amber';
-  if (share < 0.6) return 'dim';
+/**
+ * The colour bands of a window share: dim below `dimBelow`, amber from `amberFrom`, red from
+ * `redFrom`. The server sends a workspace's (src/model/usage-bands.ts: from its usageThreshold
+ * and usageCritical knobs); the defaults are the default knobs, the status line's 60/70/85 %.
+ */
+export interface UsageBands {
+  dimBelow: number;
+  amberFrom: number;
+  redFrom: number;
+}
+
+export const DEFAULT_USAGE_BANDS: Readonly<UsageBands> = Object.freeze({
+  dimBelow: 0.6,
+  amberFrom: 0.7,
+  redFrom: 0.85,
+});
+
+/** The colour of a window share in `bands` (the default knobs' when not given). */
+export function usageLevel(
+  share: number,
+  bands: Readonly<UsageBands> = DEFAULT_USAGE_BANDS,
+): 'dim' | 'normal' | 'amber' | 'red' {
+  if (share >= bands.redFrom) return 'red';
+  if (share >= bands.amberFrom) return 'amber';
+  if (share < bands.dimBelow) return 'dim';
   return 'normal';
 }
 

@@ -1,4 +1,8 @@
-/** GET /api/conversations, /api/conversations/:id, /api/runs/:runId and /api/coverage. */
+/**
+ * GET /api/conversations, /api/conversations/:id, /api/runs/:runId and /api/coverage (with the
+ * requests refused for their token lately: src/api/refusals.ts).
+ */
+import { guardSummary } from '../../store/guard-decisions.ts';
 import { z } from 'zod';
 import { contextWindowFor, overrideWindow } from '../../ingest/windows.ts';
 import { DETECTOR_IDS } from '../../model/findings.ts';
@@ -13,12 +17,33 @@ import {
   type Coverage,
   type ModelWindowCoverage,
 } from '../../store/browse.ts';
+import { NO_WORKSPACE, recentRefusals, refusalsWithoutWorkspace } from '../../store/refusals.ts';
 import { readCursor, toPage } from '../cursor.ts';
+import { reasonText, refusalHint } from '../refusals.ts';
 import { cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
 
 const idParams = z.strictObject({ id: z.string().min(1).max(512) });
+
+const guardSummarySchema = z
+  .object({
+    narrowed: z.number().describe('Whole-file Reads the guard narrowed to a range.'),
+    warned: z.number().describe('Results over their budget the model was told about.'),
+    keptOutTokens: z
+      .number()
+      .describe('Tokens the narrowed reads kept out of the context (bytes / 4).'),
+    tools: z.array(
+      z.object({
+        tool: z.string(),
+        narrowed: z.number(),
+        warned: z.number(),
+        keptOutTokens: z.number(),
+      }),
+    ),
+  })
+  .nullable()
+  .describe("What Claude Code's tool-result guard did in this conversation; null when nothing.");
 
 const conversationSummary = z.object({
   id: z.string(),
@@ -31,6 +56,14 @@ const conversationSummary = z.object({
     .nullable()
     .describe("The fullest call's usage as a share of its window; null when no call knows both."),
   models: z.array(z.string()),
+  agent: z
+    .string()
+    .nullable()
+    .describe(
+      'The coding agent that ran it, with its version when sent ("Claude Code 2.1.332"); null for a library or SDK.',
+    ),
+  producers: z.array(z.string()).describe('The producer conventions of its calls.'),
+  guard: guardSummarySchema,
   streams: z.number(),
   findings: z.number(),
   streamList: z
@@ -79,6 +112,15 @@ const producerCoverage = z.object({
   blind: z
     .array(z.enum(DETECTOR_IDS))
     .describe('Detectors that see none of these calls (e.g. output_cut_off: no finish reason).'),
+  agent: z
+    .string()
+    .nullable()
+    .describe('The coding agent behind the producer (Claude Code, Codex CLI, Gemini CLI), if one.'),
+  hints: z
+    .partialRecord(z.enum(DETECTOR_IDS), z.string())
+    .describe(
+      "Per detector that misses some of these calls: what to turn on, in the producer's words.",
+    ),
 });
 
 const modelWindow = z.object({
@@ -113,7 +155,51 @@ const claudeCodeVersion = z.object({
   lastCallAt: isoTime.nullable(),
 });
 
+const refusal = z.object({
+  workspace: z
+    .string()
+    .nullable()
+    .describe('The workspace of the token refused (a 403); null when no token told one'),
+  status: z.number().describe('401 (no token, an unknown or revoked one) or 403 (wrong scope)'),
+  route: z.string().describe('Method and route, e.g. `POST /v1/logs`'),
+  reason: z
+    .string()
+    .describe(
+      'missing_token, malformed_header, unknown_token, session_ended, scope:<has>:<needs>, host_refused, origin_refused or other',
+    ),
+  reasonText: z.string(),
+  agent: z
+    .string()
+    .describe(
+      "The first word of the sender's User-Agent (`OTel-OTLP-Exporter-JavaScript`, `curl`, `browser`)",
+    ),
+  count: z.number(),
+  firstSeen: isoTime,
+  lastSeen: isoTime,
+  hint: z.string().describe('What to do so the sender gets through'),
+});
+
+const refusals = z
+  .object({
+    since: isoTime,
+    items: z
+      .array(refusal)
+      .describe(
+        "Refused requests since `since`, last seen first: the workspace's, and (for an admin token) those of no workspace",
+      ),
+    withoutWorkspace: z
+      .object({ count: z.number(), lastSeen: isoTime.nullable() })
+      .nullable()
+      .describe(
+        'Refusals of no workspace (no token, an unknown one), counted only: listed for admin tokens; null when listed or none',
+      ),
+  })
+  .describe(
+    'Requests refused for their token in the last 7 days: an exporter sending no token or a wrong one loses its data',
+  );
+
 const coverageSchema = z.object({
+  refusals,
   calls: z.number(),
   conversations: z.number(),
   compactions: z.number(),
@@ -196,14 +282,57 @@ export function modelsUnderOverrides(
   );
 }
 
-async function coverageOf(deps: ApiDeps, workspaceId: string): Promise<Coverage> {
+/** How far back the Coverage page lists refused requests. */
+const REFUSALS_DAYS = 7;
+
+/**
+ * The recent refusals a caller may see: its workspace's; those of no workspace (requests
+ * without a valid token, which belong to nobody) listed for an admin token only, else
+ * counted. Nothing kept is secret (src/api/refusals.ts), but which routes and senders are
+ * refused is an operator's business on a server several workspaces share.
+ */
+async function refusalsOf(deps: ApiDeps, workspaceId: string, admin: boolean) {
   const db = deps.store.db;
-  const [coverage, settings] = await Promise.all([
+  const since = new Date(Date.now() - REFUSALS_DAYS * 24 * 60 * 60 * 1000);
+  const [rows, without] = await Promise.all([
+    recentRefusals(db, { workspaceId, since, withoutWorkspace: admin }),
+    admin ? undefined : refusalsWithoutWorkspace(db, since),
+  ]);
+  return {
+    since: since.toISOString(),
+    items: rows.map((row) => ({
+      workspace: row.workspaceId === NO_WORKSPACE ? null : row.workspaceId,
+      status: row.status,
+      route: row.route,
+      reason: row.reason,
+      reasonText: reasonText(row.reason),
+      agent: row.agent,
+      count: row.count,
+      firstSeen: row.firstSeen.toISOString(),
+      lastSeen: row.lastSeen.toISOString(),
+      hint: refusalHint(row, workspaceId),
+    })),
+    withoutWorkspace:
+      without && without.count > 0
+        ? { count: without.count, lastSeen: without.lastSeen?.toISOString() ?? null }
+        : null,
+  };
+}
+
+async function coverageOf(deps: ApiDeps, workspaceId: string, admin: boolean) {
+  const db = deps.store.db;
+  const [coverage, settings, refused] = await Promise.all([
     getCoverage(db, workspaceId),
     getAlertSettings(db, workspaceId),
+    refusalsOf(deps, workspaceId, admin),
   ]);
   const models = modelsUnderOverrides(coverage.models, settings.windowOverrides);
-  return { ...coverage, models, modelsWithoutWindow: modelsWithoutWindow(models) };
+  return {
+    refusals: refused,
+    ...coverage,
+    models,
+    modelsWithoutWindow: modelsWithoutWindow(models),
+  } satisfies Coverage & { refusals: unknown };
 }
 
 export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
@@ -243,7 +372,13 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
     '/api/conversations/:id',
     {
       config: { scope: 'read' },
-      schema: { params: idParams, response: { 200: callsAndCompactions, 404: errorSchema } },
+      schema: {
+        params: idParams,
+        response: {
+          200: callsAndCompactions.extend({ guard: guardSummarySchema }),
+          404: errorSchema,
+        },
+      },
     },
     async (request, reply) => {
       const found = await getConversation(db, request.workspaceId, request.params.id);
@@ -251,7 +386,8 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
         return reply
           .code(404)
           .send({ error: 'not_found', message: `no conversation "${request.params.id}"` });
-      return { id: request.params.id, ...found };
+      const guard = await guardSummary(db, request.workspaceId, request.params.id);
+      return { id: request.params.id, ...found, guard };
     },
   );
 
@@ -274,6 +410,6 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
   app.get(
     '/api/coverage',
     { config: { scope: 'read' }, schema: { response: { 200: coverageSchema } } },
-    async (request) => coverageOf(deps, request.workspaceId),
+    async (request) => coverageOf(deps, request.workspaceId, request.scope === 'admin'),
   );
 });

@@ -9,6 +9,7 @@ import { channelsRoutes } from './channels.ts';
 import { conversationsRoutes } from './conversations.ts';
 import { deliveriesRoutes } from './deliveries.ts';
 import { findingsRoutes } from './findings.ts';
+import { importRoutes } from './import.ts';
 import { stripRoutes } from './strip.ts';
 import { tokensRoutes } from './tokens.ts';
 
@@ -20,4 +21,5 @@ export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   channelsRoutes,
   deliveriesRoutes,
   tokensRoutes,
+  importRoutes,
 ];

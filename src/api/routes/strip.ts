@@ -2,10 +2,12 @@
  * The run view's data (issue 9, the console's run view):
  * - `GET /api/conversations/:id/strip` and `GET /api/runs/:id/strip`: the context growth strip,
  *   one row per LLM call in start order as columns (src/store/strip.ts), with the findings that
- *   mark it (drops, cut-off outputs, tool takeovers) and the usage thresholds to draw;
+ *   mark it (drops, cut-off outputs, tool takeovers), the usage thresholds to draw and the
+ *   colour bands of a call's usage, from the workspace's knobs (src/model/usage-bands.ts);
  * - `GET /api/findings/:id/what-was-lost`: one drop's detail (src/store/what-was-lost.ts).
  */
 import { z } from 'zod';
+import { usageBands } from '../../model/usage-bands.ts';
 import { getAlertSettings } from '../../store/alerts.ts';
 import { loadStrip, type StripScope } from '../../store/strip.ts';
 import { loadWhatWasLost } from '../../store/what-was-lost.ts';
@@ -55,7 +57,15 @@ const stripSchema = z.object({
   findings: z.array(
     z.object({
       findingId: z.string(),
-      index: z.number().nullable().describe('The call it is anchored on.'),
+      index: z
+        .number()
+        .nullable()
+        .describe(
+          'The call its text is about: the fullest call for context_too_full, else the call it is anchored on.',
+        ),
+      calls: z
+        .array(z.number())
+        .describe("Every call its text counts (a tool_takeover's episode), in strip order."),
       detector: z.string(),
       severity: z.string(),
       kind: z.string().nullable(),
@@ -64,6 +74,11 @@ const stripSchema = z.object({
     }),
   ),
   thresholds: z.object({ usageThreshold: z.number(), usageCritical: z.number() }),
+  bands: z
+    .object({ dimBelow: z.number(), amberFrom: z.number(), redFrom: z.number() })
+    .describe(
+      "A call's colour by its usage share, from the workspace's knobs: dim below dimBelow, amber from amberFrom (usageThreshold), red from redFrom (usageCritical).",
+    ),
 });
 
 const callEnd = z.object({
@@ -150,6 +165,7 @@ export const stripRoutes = withInputRules<ApiDeps>(async (app, deps) => {
         usageThreshold: thresholds.usageThreshold,
         usageCritical: thresholds.usageCritical,
       },
+      bands: usageBands(thresholds),
     };
   };
 

@@ -57,7 +57,7 @@ const tokenInfo = z.object({
  * The caller's workspace, or undefined for the first-run bootstrap (open on loopback: no
  * bearer token and no console session), which may act on any workspace.
  */
-function ownWorkspace(request: FastifyRequest): string | undefined {
+export function ownWorkspace(request: FastifyRequest): string | undefined {
   const bootstrap =
     request.headers.authorization === undefined && request.cookies?.[SESSION_COOKIE] === undefined;
   return bootstrap ? undefined : request.workspaceId;

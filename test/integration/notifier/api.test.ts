@@ -52,6 +52,7 @@ describe('channels and deliveries API', () => {
 
   it('declares read scope for reads and admin for writes', () => {
     expect(Object.fromEntries([...scopes].filter(([key]) => !key.startsWith('HEAD')))).toEqual({
+      'GET /api/secrets': 'admin',
       'GET /api/channels': 'read',
       'GET /api/channels/:id': 'read',
       'POST /api/channels': 'admin',

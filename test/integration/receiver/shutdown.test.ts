@@ -30,6 +30,9 @@ beforeAll(async () => {
     ...(url ? { DATABASE_URL: url } : { ROTSCOPE_DATA_DIR: dataDir }),
     ROTSCOPE_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS),
     ROTSCOPE_RETRY_AFTER_SECONDS: '9',
+    // No floor rate: the slow client must still be there when the shutdown's limit comes (the
+    // floor is test/integration/receiver/noisy-neighbour.test.ts).
+    ROTSCOPE_MIN_INGEST_BYTES_PER_SECOND: '0',
   };
 });
 afterAll(() => {

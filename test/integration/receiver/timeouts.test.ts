@@ -21,6 +21,7 @@ beforeAll(async () => {
     loops: false,
     config: {
       maxInflightIngest: 2,
+      minIngestBytesPerSecond: 0, // the request timeout alone (the floor: noisy-neighbour.test.ts)
       headersTimeoutMs: HEADERS_MS,
       requestTimeoutMs: REQUEST_MS,
       keepAliveTimeoutMs: KEEP_ALIVE_MS,

@@ -321,7 +321,9 @@ describe('analyze on a synthetic transcript with a compaction and its summarizer
         'output_cut_off',
         'warning',
         'Output cut off at 50 tokens on claude-sonnet-4-5.' +
-          ' What to do: raise the output limit (max tokens), or ask for a shorter answer.',
+          " What to do: raise Claude Code's output limit with CLAUDE_CODE_MAX_OUTPUT_TOKENS" +
+          " (in the env block of ~/.claude/settings.json, e.g. 64000; the model's own cap still" +
+          ' applies), or ask for a shorter answer.',
       ],
     ]);
     expect(conversation?.findings[1]?.details.marker).toMatchObject({

@@ -21,6 +21,16 @@ export interface ConversationSummary {
   maxContextTokens: number | null;
   fullestShare: number | null;
   models: string[];
+  /** The coding agent that ran it, with its version ("Claude Code 2.1.332"); null for an SDK. */
+  agent: string | null;
+  producers: string[];
+  /** What Claude Code's tool-result guard did in it; null when nothing. */
+  guard: {
+    narrowed: number;
+    warned: number;
+    keptOutTokens: number;
+    tools: Array<{ tool: string; narrowed: number; warned: number; keptOutTokens: number }>;
+  } | null;
   streams: number;
   findings: number;
   streamList: StreamSummary[];

@@ -13,6 +13,10 @@ export interface ProducerCoverage {
   calls: number;
   covered: Record<DetectorId, number>;
   blind: DetectorId[];
+  /** The coding agent behind the producer (Claude Code, Codex CLI, Gemini CLI), if one. */
+  agent: string | null;
+  /** Per detector that misses some of these calls: what to turn on, in the producer's words. */
+  hints: Partial<Record<DetectorId, string>>;
 }
 
 /** One model of the recent calls with one window it was given. */
@@ -33,7 +37,33 @@ export interface ClaudeCodeVersion {
   lastCallAt: string | null;
 }
 
+/** Requests refused for their token, counted (GET /api/coverage `refusals.items`). */
+export interface Refusal {
+  /** null: no token told the workspace (no token sent, an unknown or revoked one). */
+  workspace: string | null;
+  status: number;
+  /** Method and route, e.g. `POST /v1/logs`. */
+  route: string;
+  reason: string;
+  reasonText: string;
+  /** The first word of the sender's User-Agent. */
+  agent: string;
+  count: number;
+  firstSeen: string;
+  lastSeen: string;
+  /** What to do so the sender gets through. */
+  hint: string;
+}
+
+export interface Refusals {
+  since: string;
+  items: Refusal[];
+  /** Refusals of no workspace, counted only (listed in `items` for an admin token). */
+  withoutWorkspace: { count: number; lastSeen: string | null } | null;
+}
+
 export interface Coverage {
+  refusals: Refusals;
   calls: number;
   conversations: number;
   compactions: number;

@@ -11,7 +11,7 @@ import { Streams } from '../conversations/Streams.tsx';
 import type { ConversationSummary } from '../conversations/types.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
 import { usePaged, withQuery } from '../paging.ts';
-import { formatTime } from '../format.ts';
+import { formatTime, formatTokens } from '../format.ts';
 import { href, redirect, type Route } from '../router.ts';
 import { LoadMore } from '../components/LoadMore.tsx';
 import RunPage from './Run.tsx';
@@ -87,6 +87,20 @@ function ConversationList({ query }: { query: string }) {
                   <a className="id" href={href(['conversations', conversation.id])}>
                     {conversation.id}
                   </a>
+                  <div className="muted conversation-agent">
+                    {conversation.agent ?? conversation.producers.join(', ')}
+                  </div>
+                  {conversation.guard && (
+                    <div
+                      className="muted conversation-guard"
+                      title={conversation.guard.tools
+                        .map((t) => `${t.tool}: ${t.narrowed} narrowed, ${t.warned} warned`)
+                        .join('; ')}
+                    >
+                      guard: {conversation.guard.narrowed} narrowed, {conversation.guard.warned}{' '}
+                      warned, {formatTokens(conversation.guard.keptOutTokens)} tokens kept out
+                    </div>
+                  )}
                 </td>
                 <td className="nowrap">{formatTime(conversation.lastCallAt)}</td>
                 <td>{conversation.calls}</td>

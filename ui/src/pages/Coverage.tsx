@@ -3,7 +3,9 @@
  * what it needs and, when it misses calls, what to send so it sees them; per producer, the
  * detectors that see none of its calls; per model, the window its calls are judged on and where
  * it came from (a model without one is not judged); the Claude Code versions the calls came
- * from, with a warning for one rotscope has not verified.
+ * from, with a warning for one rotscope has not verified. First of all, the requests refused
+ * for their token lately: an exporter that sends no token (or a wrong one) loses every batch,
+ * and this is where its user sees it.
  */
 import { useApi } from '../api.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
@@ -13,6 +15,7 @@ import {
   VERSION_STATUS_LABEL,
   WINDOW_SOURCE_LABEL,
   type Coverage,
+  type Refusals,
 } from '../coverage/types.ts';
 import { DETECTORS, detectorLabel } from '../findings/detectors.ts';
 import { formatShare, formatTime, formatTokens } from '../format.ts';
@@ -31,6 +34,7 @@ export default function CoveragePage(_props: { route: Route }) {
       </p>
       <ErrorMessage error={error} />
       {loading && !data && <Loading what="coverage" />}
+      {data && <RefusedRequests refusals={data.refusals} />}
       {data && data.calls === 0 && (
         <Empty>No calls stored yet: every detector is blind until calls arrive.</Empty>
       )}
@@ -91,12 +95,18 @@ export default function CoveragePage(_props: { route: Route }) {
                   {data.producers.map((producer) => (
                     <tr key={producer.producer} data-producer={producer.producer}>
                       <td>
+                        {producer.agent && <strong>{producer.agent} </strong>}
                         <code>{producer.producer}</code>
                         {producer.blind.length > 0 && (
                           <div className="sight-blind">
                             blind: {producer.blind.map(detectorLabel).join(', ')}
                           </div>
                         )}
+                        {DETECTORS.filter(({ id }) => producer.hints[id]).map(({ id, label }) => (
+                          <p key={id} className="hint producer-hint" data-hint={id}>
+                            {label}: {producer.hints[id]}
+                          </p>
+                        ))}
                       </td>
                       <td>{formatTokens(producer.calls)}</td>
                       {DETECTORS.map(({ id }) => {
@@ -106,7 +116,11 @@ export default function CoveragePage(_props: { route: Route }) {
                           <td
                             key={id}
                             className={`sight-${state}`}
-                            title={state === 'sees' ? undefined : data.detectors[id].hint}
+                            title={
+                              state === 'sees'
+                                ? undefined
+                                : (producer.hints[id] ?? data.detectors[id].hint)
+                            }
                           >
                             {formatShare(producer.calls === 0 ? 0 : covered / producer.calls)}
                           </td>
@@ -226,5 +240,72 @@ function ClaudeCodeVersions({ coverage }: { coverage: Coverage }) {
         </tbody>
       </table>
     </>
+  );
+}
+
+/**
+ * The requests refused for their token in the last days, each with what to do. Refusals of no
+ * workspace (no token, an unknown one) are listed for an admin session, counted for others.
+ */
+function RefusedRequests({ refusals }: { refusals: Refusals }) {
+  const { items, withoutWorkspace } = refusals;
+  if (items.length === 0 && withoutWorkspace === null) return null;
+  const total = items.reduce((n, r) => n + r.count, 0) + (withoutWorkspace?.count ?? 0);
+  return (
+    <section className="refusals" aria-labelledby="refusals-title">
+      <h2 id="refusals-title">Refused requests</h2>
+      <p className="sight-blind" role="alert">
+        {formatTokens(total)} request{total === 1 ? ' was' : 's were'} refused for their token since{' '}
+        {formatTime(refusals.since)}: what they carried was not stored. An exporter that sends no
+        token, or a wrong one, is locked out until it sends an ingest token.
+      </p>
+      {items.length > 0 && (
+        <table className="coverage-refusals">
+          <thead>
+            <tr>
+              <th>Refused</th>
+              <th>Route</th>
+              <th>Sender</th>
+              <th>Workspace</th>
+              <th>Requests</th>
+              <th>Last seen</th>
+              <th>To get through</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((r) => (
+              <tr
+                key={`${r.workspace ?? ''}|${r.status}|${r.route}|${r.reason}|${r.agent}`}
+                data-refusal={r.reason}
+                data-route={r.route}
+              >
+                <td>
+                  <strong>{r.status}</strong> {r.reasonText}
+                </td>
+                <td>
+                  <code>{r.route}</code>
+                </td>
+                <td>
+                  <code>{r.agent}</code>
+                </td>
+                <td>{r.workspace ?? <span className="muted">none (no valid token)</span>}</td>
+                <td>{formatTokens(r.count)}</td>
+                <td title={`first seen ${formatTime(r.firstSeen)}`}>{formatTime(r.lastSeen)}</td>
+                <td className="hint">{r.hint}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {withoutWorkspace !== null && (
+        <p className="refusals-without-workspace">
+          {formatTokens(withoutWorkspace.count)} request
+          {withoutWorkspace.count === 1 ? '' : 's'} without a valid token (no workspace), last at{' '}
+          {formatTime(withoutWorkspace.lastSeen)}. If your exporter sends no token, create an ingest
+          token and set <code>OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer &lt;token&gt;</code>;
+          sign in with an admin token to see which routes and senders were refused.
+        </p>
+      )}
+    </section>
   );
 }

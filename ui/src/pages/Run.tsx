@@ -6,12 +6,20 @@
 import { useMemo, useState } from 'react';
 import { useApi } from '../api.ts';
 import { Empty, ErrorMessage, Loading } from '../components/Status.tsx';
-import { formatShare, formatTime, severityClass } from '../format.ts';
+import { formatTime, severityClass } from '../format.ts';
 import { redirect, type Route } from '../router.ts';
 import { FindingsList } from '../run/FindingsList.tsx';
 import { findingTitle } from '../run/labels.ts';
 import { StripChart } from '../run/StripChart.tsx';
-import { buildModel, fullest, isSideCall, type StreamFilter } from '../run/strip-model.ts';
+import {
+  buildModel,
+  callsLabel,
+  callsOf,
+  fullest,
+  isSideCall,
+  wholePercent,
+  type StreamFilter,
+} from '../run/strip-model.ts';
 import type { Strip } from '../run/types.ts';
 import { WhatWasLost, type DropPlace } from '../run/WhatWasLost.tsx';
 
@@ -63,7 +71,7 @@ function RunBody({
         {strip.models.length > 0 ? ` · ${strip.models.join(', ')}` : ''}
         {` · ${strip.streams.length} stream${strip.streams.length === 1 ? '' : 's'}`}
         {agents.length > 0 ? ` (${agents.length} sub-agent${agents.length === 1 ? '' : 's'})` : ''}
-        {top ? ` · fullest call #${top.index + 1} at ${formatShare(top.share)} of its window` : ''}
+        {top ? ` · fullest call #${top.index + 1} at ${wholePercent(top.share)} of its window` : ''}
       </p>
       {(agents.length > 0 || sideCalls) && (
         <label className="stream-filter">
@@ -96,7 +104,8 @@ function RunBody({
           ) : finding ? (
             <section className="selected-finding" aria-label="Selected finding">
               <h2>
-                {findingTitle(finding)}{' '}
+                {findingTitle(finding)}
+                {finding.index !== null ? ` · ${callsLabel(callsOf(finding))}` : ''}{' '}
                 <span className={`badge ${severityClass(finding.severity)}`}>
                   {finding.severity}
                 </span>
@@ -104,7 +113,10 @@ function RunBody({
               <p>{finding.summary}</p>
             </section>
           ) : (
-            <p className="muted hint">Click a ▼ on the strip to see what was lost at that drop.</p>
+            <p className="muted hint">
+              Click a ▼ on the strip to see what was lost at that drop, or a mark to read its
+              finding.
+            </p>
           )}
         </div>
         <aside className="run-aside">

@@ -1,6 +1,7 @@
-/** The run's findings beside the strip: each selects its call on the strip. */
+/** The run's findings beside the strip: each selects on the strip the calls its text names. */
 import { formatTokens, severityClass } from '../format.ts';
 import { findingTitle } from './labels.ts';
+import { callsLabel, callsOf } from './strip-model.ts';
 import type { StripFinding } from './types.ts';
 
 export function FindingsList({
@@ -20,7 +21,7 @@ export function FindingsList({
           <button type="button" className="link" onClick={() => onSelect(f.findingId)}>
             <span className={`badge ${severityClass(f.severity)}`}>{f.severity}</span>{' '}
             {findingTitle(f)}
-            {f.index !== null ? ` · call #${f.index + 1}` : ''}
+            {f.index !== null ? ` · ${callsLabel(callsOf(f))}` : ''}
             {f.tokensLost !== null ? ` · −${formatTokens(f.tokensLost)}` : ''}
           </button>
           <div className="summary">{f.summary}</div>

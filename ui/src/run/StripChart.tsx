@@ -1,24 +1,47 @@
 /**
  * The context growth strip: one bar per LLM call in start order, height = the call's usage as
- * a share of its model's window, stacked by part where the sizes are known, a plain bar in the
- * status line's colour otherwise; lines at the usage thresholds; a ▼ at each drop and marks for
- * cut-off outputs and tool takeovers.
+ * a share of its model's window, stacked by part where the sizes are known (a tool's results on
+ * every call whose input still holds them, as tool_takeover counts them), in the call's usage
+ * colour (the workspace's bands) where nothing measured it; side calls in a lane of their own
+ * under the bars; lines at the bands; a ▼ at each drop and marks for cut-off outputs, tool
+ * takeovers and the fullest call of a context-too-full run, each on the call its text names.
  *
  * Drawn on a canvas of its own (no chart library): the bars are the only dense series and a
- * canvas draws 10,000 of them in one pass, batched by colour, with no DOM node per bar. Hover
- * finds the call by index math (x / bar width). Only the marks (a few per run) are DOM buttons,
- * so they can be clicked, focused and read by a screen reader. Drag across the strip to zoom.
+ * canvas draws 10,000 of them in one pass, batched by colour, with no DOM node per bar
+ * (strip-bars.ts says what goes where). Hover finds the call by index math (x / bar width).
+ * Only the marks (a few per run) are DOM buttons, so they can be clicked, focused and read by
+ * a screen reader. Drag across the strip to zoom.
  */
 import { useEffect, useMemo, useRef, useState, type MouseEvent } from 'react';
 import { formatShare, formatTokens } from '../format.ts';
 import { findingTitle, partLabel } from './labels.ts';
-import { isSideCall, isSubAgent, levelOf, partsOf, type StripModel } from './strip-model.ts';
+import {
+  barWidthOf,
+  callAt,
+  stripRects,
+  type StripLayout,
+  type StripPalette,
+  type StripView,
+} from './strip-bars.ts';
+import {
+  callsLabel,
+  callsOf,
+  levelOf,
+  partsOf,
+  wholePercent,
+  type StripModel,
+} from './strip-model.ts';
 import type { Strip, StripFinding } from './types.ts';
 
-const HEIGHT = 240;
+const HEIGHT = 264;
 /** Room above the bars for the marks. */
 const TOP = 26;
-const BOTTOM = 18;
+/** Between the baseline and the side calls' lane: the sub-agent marker. */
+const LANE_GAP = 8;
+/** The side calls' lane (when the strip has side calls). */
+const LANE = 16;
+/** Under everything: the call numbers. */
+const LABELS = 16;
 const RIGHT = 44;
 
 const TOOL_COLOURS = ['#39c5cf', '#3fb950', '#db61a2', '#e8913a', '#9be9a8', '#bc8cff', '#f2cc60'];
@@ -27,6 +50,8 @@ const FIXED_PART_COLOURS: Record<string, string> = {
   messages: '#4d7fb8',
   other: '#3b4654',
 };
+const SIDE_COLOUR = '#8a94a0';
+const AGENT_COLOUR = '#6cb6ff';
 
 /** The colour of each part name of the strip (tools take the palette in order). */
 export function partColours(parts: readonly string[]): string[] {
@@ -41,9 +66,27 @@ function cssVar(name: string, fallback: string): string {
   return value || fallback;
 }
 
-interface View {
-  from: number;
-  to: number;
+/** The status line's colours, as the page's stylesheet sets them. */
+function levelColours(): StripPalette['level'] {
+  return {
+    dim: cssVar('--dim', '#5b6673'),
+    normal: cssVar('--strip-normal', '#9aa5b1'),
+    amber: cssVar('--amber', '#e0a526'),
+    red: cssVar('--red', '#e5534b'),
+  };
+}
+
+/** Where the plot, the baseline and the side calls' lane are, in CSS pixels. */
+function layoutOf(width: number, sideCalls: boolean): StripLayout {
+  const laneHeight = sideCalls ? LANE : 0;
+  const height = HEIGHT - TOP - LANE_GAP - laneHeight - LABELS;
+  return {
+    plotWidth: Math.max(10, width - RIGHT),
+    top: TOP,
+    height,
+    laneTop: TOP + height + LANE_GAP,
+    laneHeight,
+  };
 }
 
 export interface StripChartProps {
@@ -53,7 +96,7 @@ export interface StripChartProps {
   onSelect: (findingId: string) => void;
 }
 
-/** The marks the strip shows: drops, cut-off outputs, tool takeovers. */
+/** The marks the strip shows: drops, cut-off outputs, tool takeovers, a too-full context. */
 function markOf(f: StripFinding): { glyph: string; className: string } | null {
   if (f.detector === 'history_lost')
     return {
@@ -64,17 +107,31 @@ function markOf(f: StripFinding): { glyph: string; className: string } | null {
     return { glyph: '✂', className: `mark-cut severity-${f.severity}` };
   if (f.detector === 'tool_takeover')
     return { glyph: '◆', className: `mark-takeover severity-${f.severity}` };
+  if (f.detector === 'context_too_full')
+    return { glyph: '●', className: `mark-full severity-${f.severity}` };
   return null;
+}
+
+/** Runs of consecutive positions, `[first, last]`, of the positions given (sorted). */
+function runsOf(positions: number[]): Array<[number, number]> {
+  const runs: Array<[number, number]> = [];
+  for (const p of positions) {
+    const last = runs[runs.length - 1];
+    if (last && p === last[1] + 1) last[1] = p;
+    else runs.push([p, p]);
+  }
+  return runs;
 }
 
 export function StripChart({ strip, model, selected, onSelect }: StripChartProps) {
   const wrapRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const [width, setWidth] = useState(0);
-  const [view, setView] = useState<View>({ from: 0, to: model.order.length });
+  const [view, setView] = useState<StripView>({ from: 0, to: model.order.length });
   const [hover, setHover] = useState<{ index: number; x: number } | null>(null);
   const [drag, setDrag] = useState<{ start: number; end: number } | null>(null);
   const colours = useMemo(() => partColours(strip.parts), [strip.parts]);
+  const sideCalls = useMemo(() => strip.columns.side.some((s) => s >= 0), [strip]);
 
   useEffect(() => setView({ from: 0, to: model.order.length }), [model]);
 
@@ -87,10 +144,11 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
     return () => observer.disconnect();
   }, []);
 
-  const plotWidth = Math.max(10, width - RIGHT);
+  const layout = useMemo(() => layoutOf(width, sideCalls), [width, sideCalls]);
+  const { plotWidth } = layout;
   const count = Math.max(0, view.to - view.from);
-  const barWidth = count > 0 ? plotWidth / count : plotWidth;
-  const plotHeight = HEIGHT - TOP - BOTTOM;
+  const barWidth = barWidthOf(layout, view);
+  const baseline = layout.top + layout.height;
 
   useEffect(() => {
     const canvas = canvasRef.current;
@@ -102,70 +160,27 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
     if (!ctx) return;
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.clearRect(0, 0, width, HEIGHT);
-    const level = {
-      dim: cssVar('--dim', '#5b6673'),
-      normal: cssVar('--strip-normal', '#9aa5b1'),
-      amber: cssVar('--amber', '#e0a526'),
-      red: cssVar('--red', '#e5534b'),
-    };
-    const baseline = TOP + plotHeight;
-    const { columns } = strip;
+    const level = levelColours();
+    const palette = { parts: colours, level, side: SIDE_COLOUR, agent: AGENT_COLOUR };
     // one path per colour: a single fill for every bar segment of that colour
-    const paths = new Map<string, Path2D>();
-    const rect = (colour: string, x: number, y: number, w: number, h: number) => {
-      let path = paths.get(colour);
-      if (!path) {
-        path = new Path2D();
-        paths.set(colour, path);
-      }
-      path.rect(x, y, w, h);
-    };
-    const gap = barWidth >= 4 ? 1 : 0;
-    const dense = barWidth < 1;
-    const w = dense ? 1 : Math.max(barWidth - gap, 0.6);
-    // more calls than pixels: each pixel column draws its fullest call (peaks are kept)
-    const slots = dense ? Math.ceil(plotWidth) : count;
-    for (let slot = 0; slot < slots; slot++) {
-      const k = dense ? fullestIn(slot, barWidth, count, view.from, model, columns.context) : slot;
-      if (k < 0) continue;
-      const i = model.order[view.from + k]!;
-      const used = columns.context[i] ?? null;
-      if (used === null) continue;
-      const share = model.share[i]!;
-      const size = Number.isNaN(share) ? model.maxContext || 1 : (columns.window[i] ?? 1);
-      const x = dense ? slot : k * barWidth;
-      const height = Math.min(used / size, 1) * plotHeight;
-      const pairs = columns.parts[i];
-      const tone = level[Number.isNaN(share) ? 'dim' : levelOf(share)];
-      if (pairs && pairs.length > 0) {
-        let y = baseline;
-        for (let p = 0; p + 1 < pairs.length; p += 2) {
-          const h = (Math.min(pairs[p + 1]!, used) / used) * height;
-          y -= h;
-          rect(colours[pairs[p]!] ?? '#3b4654', x, y, w, h);
-        }
-        // the status line's colour as a cap on a stacked bar
-        rect(tone, x, baseline - height, w, Math.min(3, height));
-      } else {
-        rect(tone, x, baseline - height, w, height);
-      }
-      if (isSideCall(strip, i) || isSubAgent(strip, i))
-        rect(isSideCall(strip, i) ? '#8a94a0' : '#6cb6ff', x, baseline + 2, w, 3);
-    }
-    for (const [colour, path] of paths) {
+    for (const [colour, flat] of stripRects(strip, model, view, layout, palette)) {
+      const path = new Path2D();
+      for (let k = 0; k + 3 < flat.length; k += 4)
+        path.rect(flat[k]!, flat[k + 1]!, flat[k + 2]!, flat[k + 3]!);
       ctx.fillStyle = colour;
       ctx.fill(path);
     }
-    // thresholds: 60 % (dim below), the alert's warning and critical shares
+    // the bands: dim below, amber from the usage threshold, red from the critical one
+    const { dimBelow, amberFrom, redFrom } = strip.bands;
     const lines: Array<[number, string]> = [
-      [0.6, level.dim],
-      [strip.thresholds.usageThreshold, level.amber],
-      [strip.thresholds.usageCritical, level.red],
+      ...(dimBelow < amberFrom ? [[dimBelow, level.dim] as [number, string]] : []),
+      ...(redFrom > amberFrom ? [[amberFrom, level.amber] as [number, string]] : []),
+      [redFrom, level.red],
     ];
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
     for (const [share, colour] of lines) {
-      const y = Math.round(baseline - share * plotHeight) + 0.5;
+      const y = Math.round(baseline - share * layout.height) + 0.5;
       ctx.strokeStyle = colour;
       ctx.setLineDash([4, 3]);
       ctx.beginPath();
@@ -176,37 +191,44 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
       ctx.fillText(formatShare(share), plotWidth + 4, y);
     }
     ctx.setLineDash([]);
-    ctx.strokeStyle = cssVar('--line', '#2a3038');
+    const line = cssVar('--line', '#2a3038');
+    const muted = cssVar('--muted', '#8a94a0');
+    ctx.strokeStyle = line;
     ctx.beginPath();
     ctx.moveTo(0, baseline + 0.5);
     ctx.lineTo(plotWidth, baseline + 0.5);
+    const laneBottom = layout.laneTop + layout.laneHeight;
+    if (layout.laneHeight > 0) {
+      ctx.moveTo(0, laneBottom + 0.5);
+      ctx.lineTo(plotWidth, laneBottom + 0.5);
+    }
     ctx.stroke();
-    ctx.fillStyle = cssVar('--muted', '#8a94a0');
+    ctx.fillStyle = muted;
+    if (layout.laneHeight > 0) ctx.fillText('side', plotWidth + 4, layout.laneTop + LANE / 2);
     ctx.textBaseline = 'top';
-    ctx.fillText(`#${view.from + 1}`, 0, baseline + 6);
+    ctx.fillText(`#${view.from + 1}`, 0, laneBottom + 3);
     const last = `#${view.to}`;
-    ctx.fillText(last, plotWidth - ctx.measureText(last).width, baseline + 6);
+    ctx.fillText(last, plotWidth - ctx.measureText(last).width, laneBottom + 3);
     ctx.fillText('100%', plotWidth + 4, TOP - 6);
     canvas.dataset['drawnCalls'] = String(count);
+    // where things are, for the browser tests that read the canvas's pixels
+    canvas.dataset['plotWidth'] = String(plotWidth);
+    canvas.dataset['plotTop'] = String(layout.top);
+    canvas.dataset['baseline'] = String(baseline);
+    canvas.dataset['laneTop'] = String(layout.laneTop);
+    canvas.dataset['laneBottom'] = String(laneBottom);
     canvas.dataset['drawnAt'] = String(performance.now());
-  }, [strip, model, view, width, colours, barWidth, count, plotHeight, plotWidth]);
+  }, [strip, model, view, width, colours, layout, count, plotWidth, baseline]);
 
-  const indexAt = (clientX: number): { index: number; x: number } | null => {
+  const indexAt = (clientX: number, clientY: number): { index: number; x: number } | null => {
     const canvas = canvasRef.current;
-    if (!canvas || count === 0) return null;
-    const x = clientX - canvas.getBoundingClientRect().left;
-    if (x < 0 || x >= plotWidth) return null;
-    // where pixels hold several calls, the one drawn there: the fullest
-    const k =
-      barWidth < 1
-        ? fullestIn(Math.floor(x), barWidth, count, view.from, model, strip.columns.context)
-        : Math.min(count - 1, Math.floor(x / barWidth));
-    if (k < 0) return null;
-    return { index: model.order[view.from + k]!, x: (k + 0.5) * barWidth };
+    if (!canvas) return null;
+    const box = canvas.getBoundingClientRect();
+    return callAt(strip, model, view, layout, clientX - box.left, clientY - box.top);
   };
 
   const onMove = (event: MouseEvent<HTMLCanvasElement>) => {
-    setHover(indexAt(event.clientX));
+    setHover(indexAt(event.clientX, event.clientY));
     if (drag) setDrag({ ...drag, end: event.clientX });
   };
   const onUp = (event: MouseEvent<HTMLCanvasElement>) => {
@@ -226,8 +248,12 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
 
   const hovered = hover ? callDetail(strip, model, hover.index) : null;
   const selectedAt = strip.findings.find((f) => f.findingId === selected);
-  const selectedPos =
-    selectedAt && selectedAt.index !== null ? model.positionOf[selectedAt.index]! : -1;
+  const selectedRuns = runsOf(
+    (selectedAt ? callsOf(selectedAt) : [])
+      .map((i) => model.positionOf[i]!)
+      .filter((p) => p >= view.from && p < view.to)
+      .sort((a, b) => a - b),
+  );
   const dragLeft = drag ? Math.min(drag.start, drag.end) : 0;
   const canvasLeft = canvasRef.current?.getBoundingClientRect().left ?? 0;
 
@@ -265,17 +291,18 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
           onMouseDown={(event) => setDrag({ start: event.clientX, end: event.clientX })}
           onMouseUp={onUp}
         />
-        {selectedPos >= view.from && selectedPos < view.to && (
+        {selectedRuns.map(([first, last]) => (
           <div
+            key={first}
             className="strip-selected"
             style={{
-              left: (selectedPos - view.from) * barWidth,
-              width: Math.max(barWidth, 2),
+              left: (first - view.from) * barWidth,
+              width: Math.max((last - first + 1) * barWidth, 2),
               top: TOP,
-              height: plotHeight,
+              height: layout.laneTop + layout.laneHeight - TOP,
             }}
           />
-        )}
+        ))}
         {drag && Math.abs(drag.end - drag.start) > 2 && (
           <div
             className="strip-brush"
@@ -283,24 +310,27 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
               left: dragLeft - canvasLeft,
               width: Math.abs(drag.end - drag.start),
               top: TOP,
-              height: plotHeight,
+              height: layout.height,
             }}
           />
         )}
-        {marks.map(({ f, mark, at }) => (
-          <button
-            key={f.findingId}
-            type="button"
-            className={`strip-mark ${mark!.className}${f.findingId === selected ? ' selected' : ''}`}
-            style={{ left: (at - view.from + 0.5) * barWidth }}
-            title={`${findingTitle(f)} at call #${(f.index ?? 0) + 1}: ${f.summary}`}
-            aria-label={`${findingTitle(f)} at call ${(f.index ?? 0) + 1}`}
-            data-finding={f.findingId}
-            onClick={() => onSelect(f.findingId)}
-          >
-            {mark!.glyph}
-          </button>
-        ))}
+        {marks.map(({ f, mark, at }) => {
+          const where = callsLabel(callsOf(f));
+          return (
+            <button
+              key={f.findingId}
+              type="button"
+              className={`strip-mark ${mark!.className}${f.findingId === selected ? ' selected' : ''}`}
+              style={{ left: (at - view.from + 0.5) * barWidth }}
+              title={`${findingTitle(f)} at ${where}: ${f.summary}`}
+              aria-label={`${findingTitle(f)} at ${where.replaceAll('#', '')}`}
+              data-finding={f.findingId}
+              onClick={() => onSelect(f.findingId)}
+            >
+              {mark!.glyph}
+            </button>
+          );
+        })}
         {hover && hovered && (
           <div
             className="strip-tooltip"
@@ -315,39 +345,9 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
           </div>
         )}
       </div>
-      <StripLegend strip={strip} colours={colours} />
+      <StripLegend strip={strip} colours={colours} sideCalls={sideCalls} />
     </div>
   );
-}
-
-/**
- * The position (in the view) of the fullest call among those pixel column `px` covers, by
- * usage share (usage when the window is unknown); -1 when it covers none with a usage.
- */
-function fullestIn(
-  px: number,
-  barWidth: number,
-  count: number,
-  from: number,
-  model: StripModel,
-  context: Strip['columns']['context'],
-): number {
-  const first = Math.floor(px / barWidth);
-  const last = Math.min(count, Math.max(first + 1, Math.floor((px + 1) / barWidth)));
-  let best = -1;
-  let bestValue = -1;
-  for (let k = first; k < last; k++) {
-    const i = model.order[from + k]!;
-    const used = context[i] ?? null;
-    if (used === null) continue;
-    const share = model.share[i]!;
-    const value = Number.isNaN(share) ? used / (model.maxContext || 1) : share;
-    if (value > bestValue) {
-      bestValue = value;
-      best = k;
-    }
-  }
-  return best;
 }
 
 /** The hover card of call `i`. */
@@ -359,19 +359,23 @@ function callDetail(strip: Strip, model: StripModel, i: number) {
   const source = (c.windowSource[i] ?? -1) >= 0 ? strip.windowSources[c.windowSource[i]!] : null;
   const share = model.share[i]!;
   const parts = partsOf(strip, i);
+  const used = c.context[i] ?? null;
+  // a part's share of the input, as the findings write it (tool_takeover: tokens / the input)
+  const partShare = (tokens: number) =>
+    used !== null && used > 0 ? ` (${wholePercent(tokens / used)})` : '';
   return (
     <dl>
       <dt>Call</dt>
       <dd>
         #{i + 1} · +{(c.startMs[i]! / 1000).toFixed(1)} s
         {stream?.agentId ? ` · sub-agent ${stream.agentId}` : ''}
-        {side ? ` · side call (${side})` : ''}
+        {side ? ` · side call (${side}), not a call of its thread` : ''}
       </dd>
       <dt>Model</dt>
       <dd>{(c.model[i] ?? -1) >= 0 ? strip.models[c.model[i]!] : 'unknown'}</dd>
       <dt>Usage</dt>
-      <dd className={`level-${levelOf(share)}`}>
-        {formatTokens(c.context[i])} of {formatTokens(c.window[i])} ({formatShare(share)})
+      <dd className={`level-${levelOf(share, strip.bands)}`}>
+        {formatTokens(c.context[i])} of {formatTokens(c.window[i])} ({wholePercent(share)})
       </dd>
       <dt>Tokens</dt>
       <dd>
@@ -389,32 +393,64 @@ function callDetail(strip: Strip, model: StripModel, i: number) {
       <dd>
         {parts.length === 0
           ? 'sizes not known'
-          : parts.map((p) => `${partLabel(p.name)} ${formatTokens(p.tokens)}`).join(' · ')}
+          : parts
+              .map((p) => `${partLabel(p.name)} ${formatTokens(p.tokens)}${partShare(p.tokens)}`)
+              .join(' · ')}
       </dd>
     </dl>
   );
 }
 
-function StripLegend({ strip, colours }: { strip: Strip; colours: string[] }) {
+function StripLegend({
+  strip,
+  colours,
+  sideCalls,
+}: {
+  strip: Strip;
+  colours: string[];
+  sideCalls: boolean;
+}) {
+  const { bands } = strip;
+  const level = levelColours();
   return (
     <ul className="strip-legend">
-      {strip.parts.map((name, k) => (
-        <li key={name}>
-          <span className="swatch" style={{ background: colours[k] }} />
-          {partLabel(name)}
+      {strip.parts.map((name, k) =>
+        name === 'other' ? (
+          <li key={name}>
+            <span
+              className="swatch"
+              style={{
+                background: `linear-gradient(90deg, ${level.dim}, ${level.normal}, ${level.amber}, ${level.red})`,
+              }}
+            />
+            not measured (in the usage colour)
+          </li>
+        ) : (
+          <li key={name}>
+            <span className="swatch" style={{ background: colours[k] }} />
+            {partLabel(name)}
+          </li>
+        ),
+      )}
+      <li>
+        <span className="swatch" style={{ background: level.dim }} />
+        below {formatShare(bands.dimBelow)}
+      </li>
+      {bands.dimBelow < bands.amberFrom && (
+        <li>
+          <span className="swatch" style={{ background: level.normal }} />
+          {formatShare(bands.dimBelow)}–{formatShare(bands.amberFrom)}
         </li>
-      ))}
+      )}
+      {bands.redFrom > bands.amberFrom && (
+        <li>
+          <span className="swatch" style={{ background: level.amber }} />
+          from {formatShare(bands.amberFrom)}
+        </li>
+      )}
       <li>
-        <span className="swatch level-swatch-dim" />
-        below 60%
-      </li>
-      <li>
-        <span className="swatch level-swatch-amber" />
-        from {formatShare(strip.thresholds.usageThreshold)}
-      </li>
-      <li>
-        <span className="swatch level-swatch-red" />
-        from {formatShare(strip.thresholds.usageCritical)}
+        <span className="swatch" style={{ background: level.red }} />
+        from {formatShare(bands.redFrom)}
       </li>
       <li>
         <span className="legend-glyph severity-warning">▼</span> history lost
@@ -429,11 +465,17 @@ function StripLegend({ strip, colours }: { strip: Strip; colours: string[] }) {
         <span className="legend-glyph">◆</span> tool takeover
       </li>
       <li>
-        <span className="swatch swatch-agent" /> sub-agent call
+        <span className="legend-glyph">●</span> context too full (its fullest call)
       </li>
       <li>
-        <span className="swatch swatch-side" /> side call
+        <span className="swatch swatch-agent" /> sub-agent call
       </li>
+      {sideCalls && (
+        <li>
+          <span className="swatch" style={{ background: SIDE_COLOUR }} /> side call (a compaction, a
+          title): the lane under the bars, on its own scale
+        </li>
+      )}
     </ul>
   );
 }

@@ -4,7 +4,7 @@
  * 10,000-call run costs a few small allocations, not 10,000 objects.
  */
 import { usageLevel } from '../format.ts';
-import type { Strip } from './types.ts';
+import type { Strip, StripFinding } from './types.ts';
 
 /** `all`, `main` (calls of threads with no agent), `agent:<streamIndex>` or `side`. */
 export type StreamFilter = string;
@@ -56,9 +56,32 @@ export function buildModel(strip: Strip, filter: StreamFilter): StripModel {
   return { order: Int32Array.from(shown), positionOf, share, maxContext };
 }
 
-/** The status line's level of a call (dim for an unknown share). */
-export function levelOf(share: number): ReturnType<typeof usageLevel> {
-  return Number.isNaN(share) ? 'dim' : usageLevel(share);
+/** The level of a call in the workspace's colour bands (dim for an unknown share). */
+export function levelOf(share: number, bands: Strip['bands']): ReturnType<typeof usageLevel> {
+  return Number.isNaN(share) ? 'dim' : usageLevel(share, bands);
+}
+
+/**
+ * A share as the findings and the status line write it: whole percent, rounded down (0.849 is
+ * 84%, below an 85% band), so a number on the strip reads as the finding beside it.
+ */
+export function wholePercent(share: number): string {
+  return Number.isFinite(share) ? `${Math.floor(share * 100 + 1e-9)}%` : '–';
+}
+
+/** Call numbers as the page writes them: `call #4`, `calls #2–#4`, `calls #2, #5`. */
+export function callsLabel(calls: readonly number[]): string {
+  if (calls.length === 0) return '';
+  if (calls.length === 1) return `call #${calls[0]! + 1}`;
+  const consecutive = calls.every((c, k) => k === 0 || c === calls[k - 1]! + 1);
+  return consecutive
+    ? `calls #${calls[0]! + 1}–#${calls[calls.length - 1]! + 1}`
+    : `calls ${calls.map((c) => `#${c + 1}`).join(', ')}`;
+}
+
+/** The calls a finding names (its episode, else its own call). */
+export function callsOf(f: Pick<StripFinding, 'index' | 'calls'>): number[] {
+  return f.calls.length > 0 ? f.calls : f.index === null ? [] : [f.index];
 }
 
 /** The part pairs of call `i` as `{ name, tokens }`, largest first. */

@@ -1,9 +1,15 @@
 /** The run view's API shapes (src/api/routes/strip.ts). */
+import type { UsageBands } from '../format.ts';
 
 export interface StripFinding {
   findingId: string;
-  /** The call the finding is anchored on (an index into the columns); null when not in the strip. */
+  /**
+   * The call the finding's text is about (an index into the columns): the fullest call for
+   * context_too_full, else the call it is anchored on; null when not in the strip.
+   */
   index: number | null;
+  /** Every call its text counts (a tool_takeover's episode), in strip order. */
+  calls: number[];
   detector: string;
   severity: string;
   kind: string | null;
@@ -42,6 +48,8 @@ export interface Strip {
   };
   findings: StripFinding[];
   thresholds: { usageThreshold: number; usageCritical: number };
+  /** The colour bands of a call's usage, from the workspace's knobs. */
+  bands: UsageBands;
 }
 
 export interface CallEnd {

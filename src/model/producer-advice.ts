@@ -1,0 +1,93 @@
+/**
+ * Advice in the words of the agent that sent the calls. A Claude Code user cannot "send
+ * gen_ai.input.messages" or "raise max tokens" in code: they set an environment variable of
+ * Claude Code, or run `rotscope claude-code install`. Where a producer has its own knob, the
+ * coverage hints and the findings' advice name it; elsewhere the generic advice stands.
+ * Knobs named here are the ones measured from the real CLIs (conventions.md §5.0–5.0.2).
+ */
+
+/** The detectors whose coverage the Coverage page reports. */
+export type CoverageDetector =
+  'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+
+/** The agent a producer id belongs to (several producer ids per agent: spans, logs, files). */
+export type Agent = 'claude_code' | 'codex' | 'gemini_cli';
+
+const AGENT_OF: Record<string, Agent> = {
+  claude_code: 'claude_code',
+  claude_code_log: 'claude_code',
+  claude_code_transcript: 'claude_code',
+  codex: 'codex',
+  codex_session: 'codex',
+  gemini_cli: 'gemini_cli',
+};
+
+/** The agent behind a producer id, or undefined for a library or SDK producer. */
+export function agentOf(producer: string | null | undefined): Agent | undefined {
+  return producer ? AGENT_OF[producer] : undefined;
+}
+
+/** How each agent is named to people. */
+export const AGENT_NAMES: Record<Agent, string> = {
+  claude_code: 'Claude Code',
+  codex: 'Codex CLI',
+  gemini_cli: 'Gemini CLI',
+};
+
+const CLAUDE_CODE_INSTALL =
+  'rotscope claude-code install writes all of it into ~/.claude/settings.json';
+
+/** What to turn on in each agent so a blind detector sees its calls. */
+const COVERAGE_HINTS: Record<Agent, Record<CoverageDetector, string>> = {
+  claude_code: {
+    context_too_full: `turn on Claude Code's telemetry (CLAUDE_CODE_ENABLE_TELEMETRY=1, OTEL_LOGS_EXPORTER=otlp and, for spans, CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1 with OTEL_TRACES_EXPORTER=otlp): its api_request events carry every call's tokens and model; ${CLAUDE_CODE_INSTALL}`,
+    tool_takeover: `Claude Code sends each tool result's size in its tool_result log events (no message content is needed): set OTEL_LOGS_EXPORTER=otlp; ${CLAUDE_CODE_INSTALL}. For the system prompt's share, turn on detailed beta tracing (ENABLE_BETA_TRACING_DETAILED=1) or import the transcripts (rotscope import ~/.claude/projects)`,
+    history_lost: `send Claude Code's logs and spans (OTEL_LOGS_EXPORTER=otlp, OTEL_TRACES_EXPORTER=otlp) so every call's tokens and its compactions arrive, and install the compaction hook; ${CLAUDE_CODE_INSTALL}`,
+    output_cut_off: `Claude Code says why a response ended on its spans: turn on CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1 with OTEL_TRACES_EXPORTER=otlp, or import the transcripts (rotscope import ~/.claude/projects); ${CLAUDE_CODE_INSTALL}`,
+  },
+  codex: {
+    context_too_full:
+      "send Codex's traces and logs (rotscope codex install writes the [otel] table of ~/.codex/config.toml): the model is on its logs and the window on its session files",
+    tool_takeover:
+      "send Codex's logs and traces (rotscope codex install): codex.tool_result carries each result's size",
+    history_lost:
+      "send Codex's traces (rotscope codex install): every call's tokens and its compactions (run_auto_compact) are on them",
+    output_cut_off:
+      "Codex's telemetry carries no finish reason (a cut response fails the turn and sends no usage): import its session files with rotscope import ~/.codex/sessions, or run rotscope analyze on them",
+  },
+  gemini_cli: {
+    context_too_full:
+      "turn on Gemini CLI's traces as well as its logs (GEMINI_TELEMETRY_TRACES_ENABLED=true; rotscope gemini install writes it): without traces its calls carry no token counts",
+    tool_takeover:
+      "keep Gemini CLI's telemetry.logPrompts on (its default; rotscope gemini install leaves it as it is): its logs then carry the content that gives each tool result its size",
+    history_lost:
+      "turn on Gemini CLI's traces and logs (rotscope gemini install): the calls' tokens come on the spans and its chat_compression events on the logs",
+    output_cut_off:
+      'Gemini CLI sends finish reasons only in its api_response log events: turn on its logs (rotscope gemini install)',
+  },
+};
+
+/** The hint for a detector blind on `producer`'s calls, when the producer has its own. */
+export function coverageHint(
+  producer: string | null,
+  detector: CoverageDetector,
+): string | undefined {
+  const agent = agentOf(producer);
+  return agent ? COVERAGE_HINTS[agent][detector] : undefined;
+}
+
+/** What to do about a cut-off output, in the producer's words. */
+export function cutOffAdvice(producer: string | null, toolCall: boolean): string {
+  switch (agentOf(producer)) {
+    case 'claude_code':
+      return toolCall
+        ? "raise Claude Code's output limit with CLAUDE_CODE_MAX_OUTPUT_TOKENS (in the env block of ~/.claude/settings.json, e.g. 64000; the model's own cap still applies), or ask for the large file or edit in smaller pieces"
+        : "raise Claude Code's output limit with CLAUDE_CODE_MAX_OUTPUT_TOKENS (in the env block of ~/.claude/settings.json, e.g. 64000; the model's own cap still applies), or ask for a shorter answer";
+    case 'codex':
+      return 'ask Codex for the large output in smaller pieces (a cut response fails its turn), or pick a model with a larger output limit';
+    default:
+      return toolCall
+        ? 'raise the output limit (max tokens) for this call, or have the model write large tool input in smaller pieces'
+        : 'raise the output limit (max tokens), or ask for a shorter answer';
+  }
+}
