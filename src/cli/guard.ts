@@ -22,7 +22,6 @@
  * (tsconfig.statusline.json), so a tool call pays about a bare `node` start (npm run bench -- guard).
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { lastUsage, readStdinSync, windowFor } from './statusline.ts';
 
@@ -34,6 +33,8 @@ export const DEFAULT_TOOL_SHARE = 0.3;
 /** The window when the transcript has no usage yet (Claude Code's smallest). */
 const DEFAULT_WINDOW = 200_000;
 export const BYTES_PER_TOKEN = 4;
+/** How much of a file the guard reads to count the lines that fit its budget. */
+const SAMPLE_BYTES = 32 * 1024;
 
 const obj = (v: unknown): Obj | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
@@ -54,7 +55,7 @@ export interface GuardConfig {
 export function guardConfigPath(env: Env): string {
   return (
     str(env.ROTSCOPE_GUARD_CONFIG) ??
-    path.join(str(env.HOME) ?? os.homedir(), '.rotscope', 'guard.json')
+    path.join(str(env.HOME) ?? builtin('node:os').homedir(), '.rotscope', 'guard.json')
   );
 }
 
@@ -111,7 +112,7 @@ function short(n: number): string {
 /** 12345 → "12,345" (toLocaleString would load ICU: 17 ms of a tool call). */
 const thousands = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 /** Built-ins only the rare paths need (a span sent), loaded then and not on every tool call. */
-const builtin = <ID extends 'node:child_process' | 'node:crypto'>(id: ID) =>
+const builtin = <ID extends 'node:child_process' | 'node:crypto' | 'node:os'>(id: ID) =>
   process.getBuiltinModule(id);
 
 /** What the guard decided for one hook call: the hook's answer (or none), and its log entry. */
@@ -148,17 +149,20 @@ export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
   }
   const tokens = Math.ceil(size / BYTES_PER_TOKEN);
   if (tokens <= budget.tokens) return undefined;
-  const head = Buffer.alloc(Math.min(size, budget.tokens * BYTES_PER_TOKEN));
+  // The lines that fit in the budget's bytes, counted in its first SAMPLE_BYTES at most and
+  // extrapolated beyond (a tool call must not pay for reading megabytes).
+  const budgetBytes = Math.min(size, budget.tokens * BYTES_PER_TOKEN);
+  const head = Buffer.alloc(Math.min(budgetBytes, SAMPLE_BYTES));
   const fd = fs.openSync(file, 'r');
   try {
     fs.readSync(fd, head, 0, head.length, 0);
   } finally {
     fs.closeSync(fd);
   }
-  let lines = 0;
-  for (let at = head.indexOf(0x0a); at !== -1; at = head.indexOf(0x0a, at + 1)) lines += 1;
-  lines = Math.max(1, lines);
-  const keptOut = Math.max(0, tokens - Math.ceil(head.length / BYTES_PER_TOKEN));
+  let newlines = 0;
+  for (let at = head.indexOf(0x0a); at !== -1; at = head.indexOf(0x0a, at + 1)) newlines += 1;
+  const lines = Math.max(1, Math.floor((newlines * budgetBytes) / head.length));
+  const keptOut = Math.max(0, tokens - Math.ceil(budgetBytes / BYTES_PER_TOKEN));
   const name = path.basename(file);
   const message =
     `rotscope guard: ${name} is ${thousands(size / 1024)} KB (about ${thousands(tokens)} tokens), ` +
@@ -233,7 +237,7 @@ export function decide(input: Obj, config: GuardConfig): Decision {
 export function guardLogPath(env: Env): string {
   return (
     str(env.ROTSCOPE_GUARD_LOG) ??
-    path.join(str(env.HOME) ?? os.homedir(), '.rotscope', 'guard.log')
+    path.join(str(env.HOME) ?? builtin('node:os').homedir(), '.rotscope', 'guard.log')
   );
 }
 

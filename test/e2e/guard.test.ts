@@ -96,11 +96,10 @@ describe('bin/rotscope-guard.cjs', () => {
     };
     // The window of the transcript's model (200k) at the detector's 30%: 60,000 tokens, 240,000 bytes.
     const fit = readFileSync(file, 'utf8').slice(0, 240_000).split('\n').length - 1;
-    expect(answer.hookSpecificOutput.updatedInput).toEqual({
-      file_path: file,
-      offset: 1,
-      limit: fit,
-    });
+    // counted in the file's first 32 KB and extrapolated: within 1% of the exact count
+    const { limit, ...rest } = answer.hookSpecificOutput.updatedInput as { limit: number };
+    expect(rest).toEqual({ file_path: file, offset: 1 });
+    expect(Math.abs(limit - fit)).toBeLessThanOrEqual(Math.ceil(fit / 100));
     expect(answer.hookSpecificOutput.additionalContext).toMatch(
       /^rotscope guard: big\.log is [\d,]+ KB \(about [\d,]+ tokens\), over the budget of 60,000 tokens for one tool result \(30% of the 200k window\), so only lines 1-\d+ were read\. Read the rest in parts with offset and limit \(next: offset \d+\)/,
     );
