@@ -23,8 +23,10 @@ const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** The host name of a `Host` header or URL authority (`[::1]:4318` → `::1`), lower-cased. */
 export function hostName(authority: string): string {
   const value = authority.trim().toLowerCase();
-  if (value.startsWith('['))
-    return value.slice(1, value.indexOf(']') === -1 ? undefined : value.indexOf(']'));
+  if (value.startsWith('[')) {
+    const close = value.indexOf(']');
+    return value.slice(1, close === -1 ? undefined : close);
+  }
   const colon = value.lastIndexOf(':');
   return (colon === -1 ? value : value.slice(0, colon)).replace(/\.$/, '');
 }

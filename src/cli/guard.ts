@@ -23,7 +23,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { lastUsage, readStdinSync, windowFor } from './statusline.ts';
+import { lastUsage, readStdinSync, shortTokens, windowFor } from './statusline.ts';
 
 type Obj = Record<string, unknown>;
 type Env = Record<string, string | undefined>;
@@ -98,17 +98,10 @@ export function budgetFor(
   const window = tail ? windowFor(tail.model, tail.tokens, 0, null) : DEFAULT_WINDOW;
   return {
     tokens: Math.floor(config.toolShare * window),
-    because: `${Math.round(config.toolShare * 100)}% of the ${short(window)} window`,
+    because: `${Math.round(config.toolShare * 100)}% of the ${shortTokens(window)} window`,
   };
 }
 
-function short(n: number): string {
-  return n >= 1_000_000
-    ? `${n / 1_000_000}M`
-    : n >= 1_000
-      ? `${Math.round(n / 1_000)}k`
-      : String(n);
-}
 /** 12345 → "12,345" (toLocaleString would load ICU: 17 ms of a tool call). */
 const thousands = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 /** Built-ins only the rare paths need (a span sent), loaded then and not on every tool call. */

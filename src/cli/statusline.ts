@@ -210,7 +210,8 @@ export function gitInfo(dir: string): { repo: string; branch: string } | null {
 }
 
 /** 126k, 1M, 1.5M, 950. */
-function short(n: number): string {
+/** 126000 → `126k`, 1000000 → `1M`: token counts as the status line writes them. */
+export function shortTokens(n: number): string {
   if (n >= M1) return `${Number((n / M1).toFixed(1))}M`;
   if (n >= 1000) return `${Math.round(n / 1000)}k`;
   return String(n);
@@ -225,7 +226,7 @@ export function formatStatusLine(
   const where = git ? `${git.repo} ${git.branch} · ` : '';
   if (!reading) return `${where}ctx –`;
   const share = reading.tokens / reading.window;
-  let text = `ctx ${Math.floor(share * 100)}% ${short(reading.tokens)}/${short(reading.window)}`;
+  let text = `ctx ${Math.floor(share * 100)}% ${shortTokens(reading.tokens)}/${shortTokens(reading.window)}`;
   let style = '';
   if (share >= RED_FROM) {
     text += ' ⚠ wrap up';

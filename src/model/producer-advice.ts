@@ -6,6 +6,8 @@
  * Knobs named here are the ones measured from the real CLIs (conventions.md §5.0–5.0.2).
  */
 
+import { CLAUDE_CODE_CALL_PRODUCERS } from './window-catalog.ts';
+
 /** The detectors whose coverage the Coverage page reports. */
 export type CoverageDetector =
   'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
@@ -14,9 +16,7 @@ export type CoverageDetector =
 export type Agent = 'claude_code' | 'codex' | 'gemini_cli';
 
 const AGENT_OF: Record<string, Agent> = {
-  claude_code: 'claude_code',
-  claude_code_log: 'claude_code',
-  claude_code_transcript: 'claude_code',
+  ...Object.fromEntries(CLAUDE_CODE_CALL_PRODUCERS.map((producer) => [producer, 'claude_code'])),
   codex: 'codex',
   codex_session: 'codex',
   gemini_cli: 'gemini_cli',

@@ -3,7 +3,12 @@
  * workspace. Rows are mapped to the model here; nothing snake_case leaves src/store.
  */
 import { guardSummaries, type GuardSummary } from './guard-decisions.ts';
-import { AGENT_NAMES, agentOf, coverageHint } from '../model/producer-advice.ts';
+import {
+  AGENT_NAMES,
+  agentOf,
+  coverageHint,
+  type CoverageDetector,
+} from '../model/producer-advice.ts';
 import { sql } from 'kysely';
 import type { Compaction, LlmCall } from '../model/calls.ts';
 import {
@@ -315,7 +320,7 @@ export interface DetectorCoverage {
   hint: string;
 }
 
-type CoveredDetector = 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+type CoveredDetector = CoverageDetector;
 
 /** What each detector needs, and what to send when it is blind. */
 const DETECTOR_NEEDS: Record<CoveredDetector, { needs: string; hint: string }> = {

@@ -5,7 +5,6 @@
  * loopback OTLP receiver for its spans. The real CLI's own scenarios are in
  * test/e2e/claude-code-real/guard.test.ts.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,20 +18,13 @@ const TRANSCRIPT = fileURLToPath(
   new URL('../fixtures/real/claude-code-2.1.332/reread/transcript.jsonl', import.meta.url),
 );
 
-function runGuard(input: unknown, env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [GUARD], {
-      env: { ...process.env, ROTSCOPE_FROM_SOURCE: '1', ROTSCOPE_URL: '', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.stdin.end(typeof input === 'string' ? input : JSON.stringify(input));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+/** The guard as Claude Code runs it: hook JSON on stdin, no server unless the case sets one. */
+const runGuard = (input: unknown, env: Record<string, string>) =>
+  runCli([], {
+    bin: GUARD,
+    stdin: typeof input === 'string' ? input : JSON.stringify(input),
+    env: { ROTSCOPE_URL: '', ...env },
   });
-}
 
 let dir: string;
 let work: string;

@@ -22,9 +22,11 @@ export function runCli(
     stdin?: string | Buffer;
     env?: Record<string, string | undefined>;
     timeoutMs?: number;
+    /** Another of the project's commands instead, e.g. bin/rotscope-guard.cjs. */
+    bin?: string;
   } = {},
 ): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
     env: { ...process.env, DATABASE_URL: '', ROTSCOPE_FROM_SOURCE: '1', ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

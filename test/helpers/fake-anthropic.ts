@@ -73,28 +73,6 @@ export interface FakeRequest {
   body?: string;
 }
 
-/** The text of the last user message of a Messages request, its tool results' text included. */
-function lastUserContent(body: Json): string {
-  const messages = Array.isArray(body.messages) ? (body.messages as Json[]) : [];
-  const last = messages.filter((m) => m.role === 'user').pop();
-  if (!last) return '';
-  const text = (content: unknown): string =>
-    typeof content === 'string'
-      ? content
-      : Array.isArray(content)
-        ? content
-            .map((block: Json) =>
-              block.type === 'text'
-                ? String(block.text ?? '')
-                : block.type === 'tool_result'
-                  ? text(block.content)
-                  : '',
-            )
-            .join('\n')
-        : '';
-  return text(last.content);
-}
-
 export interface FakeAnthropic {
   /** `http://127.0.0.1:PORT` when listening on TCP, else null. */
   url: string | null;
@@ -109,18 +87,25 @@ const SUMMARY =
 
 type Json = Record<string, unknown>;
 
-function textOf(content: unknown): string {
+/** The text blocks of a message's content; with `toolResults`, its tool results' text as well. */
+function textOf(content: unknown, toolResults = false): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((b: Json) => (b.type === 'text' ? String(b.text) : b.type === 'tool_result' ? '' : ''))
+    .map((b: Json) =>
+      b.type === 'text'
+        ? String(b.text)
+        : b.type === 'tool_result' && toolResults
+          ? textOf(b.content, true)
+          : '',
+    )
     .join('\n');
 }
 
-function lastUserText(body: Json): string {
+function lastUserText(body: Json, toolResults = false): string {
   const messages = (body.messages ?? []) as Json[];
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]!.role === 'user') return textOf(messages[i]!.content);
+    if (messages[i]!.role === 'user') return textOf(messages[i]!.content, toolResults);
   }
   return '';
 }
@@ -218,7 +203,7 @@ export function startFakeAnthropic(
         model,
         bodyBytes: raw.length,
         answer: answer.label ? `${answer.label}: ${what}` : what,
-        lastUserText: lastUserContent(body),
+        lastUserText: lastUserText(body, true),
         body: raw,
       });
     if (answer.error) {

@@ -26,12 +26,12 @@ import {
   updateChannel,
   type ChannelRecord,
 } from '../../store/channels.ts';
-import { SESSION_COOKIE } from '../auth.ts';
 import { UnknownSecretKeyError } from '../../store/secrets.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { bigintId, cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
+import { ownWorkspace } from './tokens.ts';
 
 /** A channel as the API returns it (public configuration only). */
 export const channelSchema = z.object({
@@ -132,10 +132,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       },
     },
     async (request) => {
-      const bootstrap =
-        request.headers.authorization === undefined &&
-        request.cookies?.[SESSION_COOKIE] === undefined;
-      const census = await secretsCensus(db, bootstrap ? undefined : request.workspaceId);
+      const census = await secretsCensus(db, ownWorkspace(request));
       return { keysHere: keys().ids, ...census };
     },
   );

@@ -16,14 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
+import type { ChildServer } from '../../helpers/child-server.ts';
 import {
   claudeCodeBinary,
   claudeCodeVersionsToTest,
   installHint,
 } from '../../helpers/claude-code-cli.ts';
 import type { FakeRequest } from '../../helpers/fake-anthropic.ts';
-import { runScenario, type ScenarioOutcome } from './run-scenario.ts';
+import { runScenario, startScenarioServer, type ScenarioOutcome } from './run-scenario.ts';
 import { bigText, seenFinding, type Scenario } from './scenarios.ts';
 
 const GUARD = fileURLToPath(new URL('../../../bin/rotscope-guard.cjs', import.meta.url));
@@ -114,14 +114,34 @@ function readsScenario(id: string, env: Record<string, string>, guarded: boolean
   };
 }
 
+/** `cat app.log` of a `log` the size the caller picks, then a text; with or without the guard. */
+function catScenario(
+  id: string,
+  log: string,
+  env: Record<string, string>,
+  guarded: boolean,
+): Scenario {
+  return {
+    id,
+    name: id,
+    options: { files: { 'app.log': log }, env, ...(guarded ? { settings: guardHooks() } : {}) },
+    runs: [{ prompt: 'Show me app.log.' }],
+    script: {
+      main: [
+        {
+          toolUse: { name: 'Bash', input: { command: 'cat app.log', description: 'Show the log' } },
+          usage: estimate,
+        },
+        { text: 'It is a log.', usage: estimate },
+      ],
+    },
+    telemetry: [],
+  };
+}
+
 describe.skipIf(!onThisBackend)('the tool-result guard with the real Claude Code CLI', () => {
   beforeAll(async () => {
-    server = await startChildServer({
-      ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
-      ROTSCOPE_FROM_SOURCE: '1',
-      ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS: '1500',
-      ROTSCOPE_EVALUATOR_QUIET_MS: '200',
-    });
+    server = await startScenarioServer(join(tmp, 'serve'));
   }, 90_000);
   afterAll(async () => {
     server?.process.kill('SIGTERM');
@@ -191,47 +211,13 @@ describe.skipIf(!onThisBackend)('the tool-result guard with the real Claude Code
       it('tells the model about a large Bash result and leaves the result whole', async () => {
         const env = guardEnv(`bash-${version}`, { budgets: { Bash: 2_000 } });
         const log = bigText('INFO', 24);
-        const outcome = await run({
-          id: `bash-${version}`,
-          name: 'bash',
-          options: { files: { 'app.log': log }, env, settings: guardHooks() },
-          runs: [{ prompt: 'Show me app.log.' }],
-          script: {
-            main: [
-              {
-                toolUse: {
-                  name: 'Bash',
-                  input: { command: 'cat app.log', description: 'Show the log' },
-                },
-                usage: estimate,
-              },
-              { text: 'It is a log.', usage: estimate },
-            ],
-          },
-          telemetry: [],
-        });
+        const outcome = await run(catScenario(`bash-${version}`, log, env, true));
         const after = mainRequests(outcome.requests)[1]!;
         expect(after.body).toContain('rotscope guard: this Bash result is about');
         // The result reached the model as it does without the guard: not a byte changed.
-        const plain = await run({
-          id: `bash-plain-${version}`,
-          name: 'bash without the guard',
-          options: { files: { 'app.log': log }, env: guardEnv(`bash-plain-${version}`, {}) },
-          runs: [{ prompt: 'Show me app.log.' }],
-          script: {
-            main: [
-              {
-                toolUse: {
-                  name: 'Bash',
-                  input: { command: 'cat app.log', description: 'Show the log' },
-                },
-                usage: estimate,
-              },
-              { text: 'It is a log.', usage: estimate },
-            ],
-          },
-          telemetry: [],
-        });
+        const plain = await run(
+          catScenario(`bash-plain-${version}`, log, guardEnv(`bash-plain-${version}`, {}), false),
+        );
         const plainResult = lastToolResult(mainRequests(plain.requests)[1]!);
         expect(plainResult.length).toBeGreaterThan(20_000);
         expect(lastToolResult(after)).toBe(plainResult);

@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
+import type { ChildServer } from '../../helpers/child-server.ts';
 import {
   claudeCodeBinary,
   claudeCodeVersionsToTest,
@@ -29,6 +29,7 @@ import {
   importAndEvaluate,
   runScenario,
   sorted,
+  startScenarioServer,
   type CopiedTranscript,
 } from './run-scenario.ts';
 import { SCENARIOS, type Seen } from './scenarios.ts';
@@ -40,12 +41,7 @@ let server: ChildServer;
 
 describe.skipIf(!onThisBackend)('the real Claude Code CLI, end to end', () => {
   beforeAll(async () => {
-    server = await startChildServer({
-      ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
-      ROTSCOPE_FROM_SOURCE: '1',
-      ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS: '1500',
-      ROTSCOPE_EVALUATOR_QUIET_MS: '200',
-    });
+    server = await startScenarioServer(join(tmp, 'serve'));
   }, 90_000);
 
   afterAll(async () => {

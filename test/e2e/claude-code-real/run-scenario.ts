@@ -46,6 +46,19 @@ export function rotscope(args: string[], env: Record<string, string> = {}) {
   });
 }
 
+/**
+ * The `rotscope serve` the real-CLI suites send to: PGlite in `dataDir`, from source, with short
+ * quiet and settle times so a session's findings settle within seconds.
+ */
+export function startScenarioServer(dataDir: string) {
+  return startChildServer({
+    ROTSCOPE_DATA_DIR: dataDir,
+    ROTSCOPE_FROM_SOURCE: '1',
+    ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS: '1500',
+    ROTSCOPE_EVALUATOR_QUIET_MS: '200',
+  });
+}
+
 /** One OTLP request as the CLI sent it (gzip removed when it was gzipped). */
 export interface RecordedBody {
   /** `/v1/traces`, `/v1/logs` or `/v1/metrics`. */
