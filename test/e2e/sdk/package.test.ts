@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
-const SDK_DIR = fileURLToPath(new URL('../../packages/sdk/', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SDK_DIR = fileURLToPath(new URL('../../../packages/sdk/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 interface PackedFile {
   path: string;

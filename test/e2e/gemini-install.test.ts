@@ -19,9 +19,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { geminiCommand, geminiSettingsDir } from '../../../src/cli/gemini-install.ts';
+import { geminiCommand, geminiSettingsDir } from '../../src/cli/gemini-install.ts';
 
-const BIN = fileURLToPath(new URL('../../../bin/rotscope.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/rotscope.js', import.meta.url));
 const TOKEN = 'rs_test_0123456789abcdef';
 const MINE = {
   ui: { theme: 'Dracula' },

@@ -16,11 +16,11 @@ import {
   RotscopeSpanProcessor,
   measureContext,
   recordContextSizes,
-} from '../../packages/sdk/src/index.ts';
-import { startChildServer, type ChildServer } from '../helpers/child-server.ts';
-import { startFakeLlm } from '../helpers/fake-llm.ts';
-import { startTelemetry } from '../helpers/producers/otel.ts';
-import { createTestDatabase } from '../helpers/store.ts';
+} from '../../../packages/sdk/src/index.ts';
+import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
+import { startFakeLlm } from '../../helpers/fake-llm.ts';
+import { startTelemetry } from '../../helpers/producers/otel.ts';
+import { createTestDatabase } from '../../helpers/store.ts';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 const SYSTEM = 'You are a careful coding agent.';

@@ -21,7 +21,7 @@ import {
   instrumentAnthropic,
   instrumentOpenAI,
   rotscopeFetch,
-} from '../../packages/sdk/src/index.ts';
+} from '../../../packages/sdk/src/index.ts';
 import {
   anthropicClearReply,
   anthropicCompactionReply,
@@ -30,7 +30,7 @@ import {
   openaiReply,
   startFakeProvider,
   type FakeProvider,
-} from './fake-providers.ts';
+} from '../../helpers/fake-providers.ts';
 
 const exporter = new InMemorySpanExporter();
 let provider: NodeTracerProvider;

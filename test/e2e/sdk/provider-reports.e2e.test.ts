@@ -1,6 +1,6 @@
 /**
  * End to end, automatic reports: the real `@anthropic-ai/sdk` (1.14) and `openai` (6.49) call
- * loopback fake providers (test/sdk/fake-providers.ts) that answer with the providers' own
+ * loopback fake providers (test/helpers/fake-providers.ts) that answer with the providers' own
  * compaction and clearing shapes; spans go through the real OpenTelemetry Node SDK and the
  * OTLP/HTTP protobuf exporter to a real `rotscope serve` child. Every conversation's context
  * goes 100k → 140k → 30k → 32k tokens. Where the client was registered with
@@ -31,10 +31,10 @@ import {
   RotscopeSpanProcessor,
   instrumentAnthropic,
   instrumentOpenAI,
-} from '../../packages/sdk/src/index.ts';
-import { startChildServer, type ChildServer } from '../helpers/child-server.ts';
-import { startTelemetry } from '../helpers/producers/otel.ts';
-import { createTestDatabase } from '../helpers/store.ts';
+} from '../../../packages/sdk/src/index.ts';
+import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
+import { startTelemetry } from '../../helpers/producers/otel.ts';
+import { createTestDatabase } from '../../helpers/store.ts';
 import {
   anthropicClearReply,
   anthropicCompactionReply,
@@ -43,7 +43,7 @@ import {
   openaiReply,
   startFakeProvider,
   type FakeProvider,
-} from './fake-providers.ts';
+} from '../../helpers/fake-providers.ts';
 
 const require = createRequire(import.meta.url);
 const MODEL = 'claude-sonnet-4-6';

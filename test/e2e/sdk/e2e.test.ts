@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RotscopeSpanProcessor, markCompaction } from '../../packages/sdk/src/index.ts';
-import { startChildServer, type ChildServer } from '../helpers/child-server.ts';
-import { startFakeLlm, type FakeLlm, type ScriptedUsage } from '../helpers/fake-llm.ts';
-import { startTelemetry } from '../helpers/producers/otel.ts';
-import { createTestDatabase } from '../helpers/store.ts';
+import { RotscopeSpanProcessor, markCompaction } from '../../../packages/sdk/src/index.ts';
+import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
+import { startFakeLlm, type FakeLlm, type ScriptedUsage } from '../../helpers/fake-llm.ts';
+import { startTelemetry } from '../../helpers/producers/otel.ts';
+import { createTestDatabase } from '../../helpers/store.ts';
 
 const MODEL = 'claude-sonnet-4-6';
 /** 100k, 140k, then 30k: a drop of 110k tokens (79%), far over history_lost's thresholds. */
