@@ -1,7 +1,7 @@
 /**
  * `rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN]
  * [--keep-statusline] [--no-guard] [--uninstall] [--dry-run]`: adds rotscope's status line, its
- * compaction hooks (PreCompact, PostCompact, SessionStart with matcher `compact`), the
+ * compaction hooks (PreCompact, PostCompact, SessionStart: compactions and where a session runs), the
  * tool-result guard (PreToolUse with matcher `Read`, PostToolUse; src/cli/guard.ts) and the telemetry
  * settings (`env`: Claude Code's OTLP exporters at the server, with the auth header when a
  * token is given, and `ROTSCOPE_URL` / `ROTSCOPE_TOKEN` for the hook) to Claude Code's
@@ -70,7 +70,7 @@ interface Replaced {
 const HOOK_EVENTS: ReadonlyArray<[event: string, matcher: string]> = [
   ['PreCompact', ''],
   ['PostCompact', ''],
-  ['SessionStart', 'compact'],
+  ['SessionStart', ''],
 ];
 /**
  * The tool-result guard's hooks (src/cli/guard.ts): before a Read (the only input it narrows)
@@ -367,7 +367,7 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
   const base = url.replace(/\/+$/, '');
   io.stdout(
     `${file}: status line${next.statusLine === settings.statusLine ? ' (yours, kept)' : ''}, ` +
-      'hooks (PreCompact, PostCompact, SessionStart:compact' +
+      'hooks (PreCompact, PostCompact, SessionStart' +
       `${values['no-guard'] ? '' : '; the tool-result guard on PreToolUse:Read and PostToolUse'}) and telemetry ` +
       `(traces and log events to ${base}${tokenValue === undefined ? '' : ', with your token'}) installed\n` +
       '\nNext:\n' +

@@ -23,7 +23,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { lastUsage, readStdinSync, shortTokens, windowFor } from './statusline.ts';
+import {
+  lastUsage,
+  readKnobs,
+  readStdinSync,
+  shareOf,
+  shortTokens,
+  windowFor,
+} from './statusline.ts';
 
 type Obj = Record<string, unknown>;
 type Env = Record<string, string | undefined>;
@@ -46,7 +53,10 @@ const positive = (v: unknown): number | undefined =>
 export interface GuardConfig {
   /** Off: every call passes, nothing is written. */
   enabled: boolean;
-  /** Share of the window one result may hold (default: the detector's 0.3). */
+  /**
+   * Share of the window one result may hold: the file's, else the workspace's toolShare (the
+   * knobs file), else the detector's default 0.3.
+   */
   toolShare: number;
   /** Per tool: the budget in tokens, instead of toolShare × window. */
   budgets: Record<string, number>;
@@ -61,7 +71,13 @@ export function guardConfigPath(env: Env): string {
 
 /** The config, with defaults for what is missing; a file that does not parse is reported. */
 export function readGuardConfig(env: Env): GuardConfig {
-  const config: GuardConfig = { enabled: true, toolShare: DEFAULT_TOOL_SHARE, budgets: {} };
+  // The workspace's toolShare (the knobs file the SessionStart hook writes) before the default.
+  const workspaceShare = shareOf(readKnobs(env)?.toolShare);
+  const config: GuardConfig = {
+    enabled: true,
+    toolShare: workspaceShare ?? DEFAULT_TOOL_SHARE,
+    budgets: {},
+  };
   let text: string;
   try {
     text = fs.readFileSync(guardConfigPath(env), 'utf8');

@@ -15,6 +15,14 @@
  *   down costs at most 1 s: the span then waits in `unsent/` beside the log and goes with the
  *   next hook run that reaches the server (oldest first, at most a week old), never dropped
  *   silently. PreCompact's `pending/` notes are removed once they are a day old.
+ * - With a server configured, `SessionStart` of any other source (startup, resume, clear) sends one
+ *   `rotscope.session` span: `session.id` and the working directory (`process.working_directory`
+ *   on its resource, as on the compaction span), so the console shows where the conversation runs.
+ *   Same bound and same `unsent/` rule as the compaction span.
+ * - With a server configured, every `SessionStart` also fetches the workspace's knobs
+ *   (`GET /api/agent-knobs`, in the same second) into the knobs file (`~/.rotscope/knobs.json`,
+ *   ROTSCOPE_KNOBS_FILE): the status line's colours and the guard's budget then follow the
+ *   detectors' knobs. A server that does not answer leaves the last file in place.
  *
  * It never blocks compaction: the exit code is always 0, and every error is written to the log.
  */
@@ -37,7 +45,7 @@ import {
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { guardCommand } from './guard.ts';
-import { lastUsage } from './statusline.ts';
+import { knobsPath, lastUsage } from './statusline.ts';
 
 type Env = Record<string, string | undefined>;
 type Obj = Record<string, unknown>;
@@ -234,7 +242,7 @@ async function sendUnsent(
     if (ageMs > UNSENT_MAX_AGE_MS || files.length - i > UNSENT_MAX_FILES) {
       rmSync(file, { force: true });
       log(
-        `error=compaction span given up after ${Math.round(ageMs / 3600_000)} h unsent: ${path.basename(file)}`,
+        `error=span given up after ${Math.round(ageMs / 3600_000)} h unsent: ${path.basename(file)}`,
       );
       continue;
     }
@@ -248,11 +256,11 @@ async function sendUnsent(
     const error = await sendSpan(body, env);
     if (error) return;
     rmSync(file, { force: true });
-    log(`compaction span sent late: ${path.basename(file, '.json')}`);
+    log(`span sent late: ${path.basename(file, '.json')}`);
   }
 }
 
-/** The span id of a compaction span body made by {@link compactionSpan}. */
+/** The span id of a span body made by {@link hookSpanBody}. */
 function spanIdOf(body: unknown): string {
   const span = (
     body as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ spanId: string }> }> }> }
@@ -284,6 +292,7 @@ export function compactionSpan(c: {
   tokensAfter: number | null;
   summary: string | null;
   captureContent: boolean;
+  cwd?: string | undefined;
 }): unknown {
   const attributes: Array<{ key: string; value: Obj }> = [
     { key: 'gen_ai.operation.name', value: { stringValue: 'compaction' } },
@@ -301,23 +310,61 @@ export function compactionSpan(c: {
   add('rotscope.compaction.tokens_after', c.tokensAfter);
   add('rotscope.compaction.summary_size', c.summary === null ? null : c.summary.length);
   if (c.captureContent) add('rotscope.compaction.summary', c.summary);
+  return hookSpanBody({
+    sessionId: c.sessionId,
+    spanId: hex(`compaction:${c.sessionId}:${c.key}`, 16),
+    name: 'rotscope.compaction',
+    startMs: c.startMs,
+    endMs: c.endMs,
+    attributes,
+    cwd: c.cwd,
+  });
+}
+
+/** The session span (src/ingest/projects.ts): where the session runs, nothing else. */
+export function sessionSpan(c: { sessionId: string; cwd: string; atMs: number }): unknown {
+  return hookSpanBody({
+    sessionId: c.sessionId,
+    // one per session and directory: a resumed session sends the same span again, stored once
+    spanId: hex(`session:${c.sessionId}:${c.cwd}`, 16),
+    name: 'rotscope.session',
+    startMs: c.atMs,
+    endMs: c.atMs,
+    attributes: [{ key: 'session.id', value: { stringValue: c.sessionId } }],
+    cwd: c.cwd,
+  });
+}
+
+/** One span of the hook's as OTLP/HTTP JSON: Claude Code's service, its session's trace. */
+function hookSpanBody(s: {
+  sessionId: string;
+  spanId: string;
+  name: string;
+  startMs: number;
+  endMs: number;
+  attributes: Array<{ key: string; value: Obj }>;
+  cwd: string | undefined;
+}): unknown {
   const ns = (ms: number) => `${BigInt(Math.round(ms)) * 1_000_000n}`;
+  const resource = [{ key: 'service.name', value: { stringValue: 'claude-code' } }];
+  if (s.cwd !== undefined)
+    resource.push({ key: 'process.working_directory', value: { stringValue: s.cwd } });
   return {
     resourceSpans: [
       {
-        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] },
+        resource: { attributes: resource },
         scopeSpans: [
           {
             scope: { name: 'rotscope-hook' },
             spans: [
               {
-                traceId: hex(`session:${c.sessionId}`, 32),
-                spanId: hex(`compaction:${c.sessionId}:${c.key}`, 16),
-                name: 'rotscope.compaction',
+                traceId: hex(`session:${s.sessionId}`, 32),
+                spanId: s.spanId,
+                name: s.name,
                 kind: 1,
-                startTimeUnixNano: ns(c.startMs),
-                endTimeUnixNano: ns(c.endMs),
-                attributes,
+                startTimeUnixNano: ns(s.startMs),
+                endTimeUnixNano: ns(s.endMs),
+                attributes: s.attributes,
               },
             ],
           },
@@ -406,16 +453,39 @@ async function afterCompact(input: Obj, env: Env, log: (text: string) => void, n
     tokensAfter: boundary?.postTokens ?? null,
     summary,
     captureContent: env.ROTSCOPE_CAPTURE_CONTENT === '1',
+    cwd: str(input.cwd),
   });
-  const error = await sendSpan(body, env);
-  if (error) {
-    keepUnsent(compactionLogPath(env), spanIdOf(body), body);
-    log(
-      `error=compaction span not sent (kept for the next run): ${error}  session_id=${sessionId}`,
-    );
-  }
+  await sendOrKeep(body, 'compaction', sessionId, env, log);
   // The pending file stays: PostCompact and SessionStart(compact) both run and must send the
   // same span (same id); the next PreCompact overwrites it.
+}
+
+/** SessionStart (startup, resume, clear): where the session runs, to the server. */
+async function sessionStarted(input: Obj, env: Env, log: (text: string) => void, now: Date) {
+  const sessionId = str(input.session_id);
+  const cwd = str(input.cwd);
+  if (!str(env.ROTSCOPE_URL) || sessionId === undefined || cwd === undefined) return;
+  await sendOrKeep(
+    sessionSpan({ sessionId, cwd, atMs: now.getTime() }),
+    'session',
+    sessionId,
+    env,
+    log,
+  );
+}
+
+/** Sends a span; one the server did not take waits in `unsent/` for the next run. */
+async function sendOrKeep(
+  body: unknown,
+  what: string,
+  sessionId: string,
+  env: Env,
+  log: (text: string) => void,
+): Promise<void> {
+  const error = await sendSpan(body, env);
+  if (error === null) return;
+  keepUnsent(compactionLogPath(env), spanIdOf(body), body);
+  log(`error=${what} span not sent (kept for the next run): ${error}  session_id=${sessionId}`);
 }
 
 /**
@@ -451,10 +521,48 @@ export async function hookCommand(
     cleanPending(logPath, now().getTime());
     if (str(env.ROTSCOPE_URL)) await sendUnsent(logPath, env, log, now().getTime());
     if (event === 'PreCompact') await preCompact(input, env, log, now());
-    else if (event === 'PostCompact' || (event === 'SessionStart' && input.source === 'compact'))
-      await afterCompact(input, env, log, now());
+    else if (event === 'PostCompact') await afterCompact(input, env, log, now());
+    else if (event === 'SessionStart')
+      await withKnobs(
+        env,
+        log,
+        input.source === 'compact'
+          ? afterCompact(input, env, log, now())
+          : sessionStarted(input, env, log, now()),
+      );
   } catch (error) {
     log(`error=${event}: ${(error as Error).message}`);
   }
   return 0;
+}
+
+/** Runs the SessionStart work with the knobs fetch beside it: both within the one bound. */
+async function withKnobs(env: Env, log: (text: string) => void, work: Promise<void>) {
+  if (!str(env.ROTSCOPE_URL)) return work;
+  await Promise.all([work, saveKnobs(env, log)]);
+}
+
+/** The workspace's knobs (GET /api/agent-knobs) into the knobs file; errors go to the log. */
+async function saveKnobs(env: Env, log: (text: string) => void): Promise<void> {
+  const file = knobsPath(env);
+  if (file === null) return;
+  const url = `${str(env.ROTSCOPE_URL)!.replace(/\/+$/, '')}/api/agent-knobs`;
+  const token = str(env.ROTSCOPE_TOKEN);
+  try {
+    const response = await fetch(url, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
+    });
+    if (!response.ok) {
+      log(`error=knobs not fetched: ${url} answered ${response.status}`);
+      return;
+    }
+    const knobs = obj(await response.json());
+    if (!knobs || !obj(knobs.bands)) throw new Error(`${url} sent no bands`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(`${file}.tmp`, `${JSON.stringify({ ...knobs, url }, null, 2)}\n`);
+    renameSync(`${file}.tmp`, file);
+  } catch (error) {
+    log(`error=knobs not fetched: ${url}: ${(error as Error).message}`);
+  }
 }

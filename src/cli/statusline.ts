@@ -21,10 +21,18 @@ const CHUNK = 64 * 1024;
 const MAX_SCAN = 8 * 1024 * 1024;
 const M1 = 1_000_000;
 const K200 = 200_000;
-/** States: dim below DIM_BELOW, plain up to AMBER_FROM (60–70% is "worth a look", no colour), amber, red. */
-const DIM_BELOW = 0.6;
-const AMBER_FROM = 0.7;
-const RED_FROM = 0.85;
+/**
+ * The colour bands: dim below dimBelow, plain up to amberFrom (60–70% is "worth a look", no
+ * colour), amber, red. These are the default knobs' bands (src/model/usage-bands.ts); with a
+ * server configured, the SessionStart hook writes the workspace's own to the knobs file
+ * ({@link knobsPath}) and they are used instead, so the line turns amber where the detector fires.
+ */
+export interface Bands {
+  dimBelow: number;
+  amberFrom: number;
+  redFrom: number;
+}
+export const DEFAULT_BANDS: Bands = { dimBelow: 0.6, amberFrom: 0.7, redFrom: 0.85 };
 
 const obj = (v: unknown): Obj | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
@@ -217,22 +225,56 @@ export function shortTokens(n: number): string {
   return String(n);
 }
 
+/** The knobs file the hook writes: ROTSCOPE_KNOBS_FILE, else `~/.rotscope/knobs.json`. */
+export function knobsPath(env: Record<string, string | undefined>): string | null {
+  const home = str(env.HOME);
+  return str(env.ROTSCOPE_KNOBS_FILE) ?? (home ? path.join(home, '.rotscope', 'knobs.json') : null);
+}
+
+/** The knobs file's content (GET /api/agent-knobs as the hook saved it), or undefined. */
+export function readKnobs(env: Record<string, string | undefined>): Obj | undefined {
+  const file = knobsPath(env);
+  if (file === null) return undefined;
+  try {
+    return obj(JSON.parse(fs.readFileSync(file, 'utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A share of the window (0 < v ≤ 1), or null. */
+export const shareOf = (v: unknown): number | null =>
+  typeof v === 'number' && v > 0 && v <= 1 ? v : null;
+
+/** The workspace's bands from the knobs file; the defaults when it is absent or not sane. */
+export function readBands(env: Record<string, string | undefined>): Bands {
+  const bands = obj(readKnobs(env)?.bands);
+  const share = shareOf;
+  const dimBelow = share(bands?.dimBelow);
+  const amberFrom = share(bands?.amberFrom);
+  const redFrom = share(bands?.redFrom);
+  if (dimBelow === null || amberFrom === null || redFrom === null) return DEFAULT_BANDS;
+  if (!(dimBelow <= amberFrom && amberFrom <= redFrom)) return DEFAULT_BANDS;
+  return { dimBelow, amberFrom, redFrom };
+}
+
 /** The line: `repo branch · ctx 12% 126k/1M`, coloured by state unless NO_COLOR is set. */
 export function formatStatusLine(
   git: { repo: string; branch: string } | null,
   reading: Reading | null,
   color: boolean,
+  bands: Bands = DEFAULT_BANDS,
 ): string {
   const where = git ? `${git.repo} ${git.branch} · ` : '';
   if (!reading) return `${where}ctx –`;
   const share = reading.tokens / reading.window;
   let text = `ctx ${Math.floor(share * 100)}% ${shortTokens(reading.tokens)}/${shortTokens(reading.window)}`;
   let style = '';
-  if (share >= RED_FROM) {
+  if (share >= bands.redFrom) {
     text += ' ⚠ wrap up';
     style = '\x1b[31m';
-  } else if (share >= AMBER_FROM) style = '\x1b[33m';
-  else if (share < DIM_BELOW) style = '\x1b[2m';
+  } else if (share >= bands.amberFrom) style = '\x1b[33m';
+  else if (share < bands.dimBelow) style = '\x1b[2m';
   return `${where}${color && style ? `${style}${text}\x1b[0m` : text}`;
 }
 
@@ -252,7 +294,13 @@ export function statuslineCommand(
       const workspace = obj(status.workspace);
       const dir = str(workspace?.current_dir) ?? str(status.cwd) ?? str(workspace?.project_dir);
       const color = env.NO_COLOR === undefined || env.NO_COLOR === '';
-      line = formatStatusLine(dir ? gitInfo(dir) : null, readContext(status, env), color);
+      const reading = readContext(status, env);
+      line = formatStatusLine(
+        dir ? gitInfo(dir) : null,
+        reading,
+        color,
+        reading ? readBands(env) : DEFAULT_BANDS,
+      );
     }
   } catch {
     line = '';

@@ -21,7 +21,15 @@
  * Calls have the same request identity as their telemetry (`codexRequestId`: the turn's trace id
  * and the token counts), so one request read from both is one call.
  */
-import type { Compaction, InputParts, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
+import {
+  latestProjects,
+  type Compaction,
+  type ConversationProject,
+  type InputParts,
+  type LlmCall,
+  type Normalized,
+  type ToolResult,
+} from '../model/calls.ts';
 import { isObj, msToNs, numField } from './attrs.ts';
 import { codexCompactionKey, codexRequestId, codexToolResultSpanId, codexUsage } from './codex.ts';
 import { compaction } from './compactions.ts';
@@ -29,6 +37,7 @@ import { streamKeyOf } from './conversation.ts';
 import { classifyFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
 import { partsFromBytes } from './tool-parts.ts';
+import { projectReport } from './projects.ts';
 import type { NormalizeContext } from './types.ts';
 import { reportedWindowFor } from './windows.ts';
 import { jsonObjectLines } from './json-lines.ts';
@@ -172,6 +181,7 @@ export function normalizeCodexSession(text: string, ctx: NormalizeContext, path 
     callsByResponse: new Map(),
     lastTotal: null,
   };
+  const projects: ConversationProject[] = [];
   for (const line of lines) {
     const type = line['type'] as string;
     const p = line['payload'] as Entry;
@@ -179,6 +189,8 @@ export function normalizeCodexSession(text: string, ctx: NormalizeContext, path 
     if (type === 'session_meta') {
       st.sessionId = s(p, 'id') ?? s(p, 'session_id') ?? st.sessionId;
       st.version = s(p, 'cli_version') ?? st.version;
+      const git = isObj(p['git']) ? p['git'] : {};
+      projects.push(...projectReport(st.sessionId, s(git, 'repository_url') ?? s(p, 'cwd'), atNs));
     } else if (type === 'turn_context') {
       st.model = s(p, 'model') ?? st.model;
     } else if (type === 'token_usage_record') {
@@ -214,7 +226,9 @@ export function normalizeCodexSession(text: string, ctx: NormalizeContext, path 
       readError(st, p);
     }
   }
-  return { calls, toolResults, compactions };
+  // a session file without session_meta learns its id from the path only: projects name it last
+  const named = projects.map((report) => ({ ...report, conversationId: st.sessionId }));
+  return { calls, toolResults, compactions, projects: latestProjects(named) };
 }
 
 /** The window of a session-file call: an override, else what Codex reported, else the catalog. */

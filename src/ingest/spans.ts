@@ -5,6 +5,7 @@
  * only see spans of the same batch.
  */
 import type {
+  ConversationProject,
   Compaction,
   InputParts,
   LlmCall,
@@ -28,6 +29,7 @@ import { GEMINI_PRODUCER, geminiSpanFacts, isGeminiCliSpan } from './gemini.ts';
 import { analyzeContent } from './parts.ts';
 import { partsFromInputSizes } from './context-sizes.ts';
 import { partsFromBytes } from './tool-parts.ts';
+import { projectOf, projectReport, SESSION_SPAN_NAME } from './projects.ts';
 import { classifyRole, resolveAggregates, type RoleNode, type RoleRule } from './roles.ts';
 import {
   contextUsage,
@@ -208,6 +210,7 @@ export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): S
       calls: [...a.calls, ...b.calls],
       toolResults: [...a.toolResults, ...b.toolResults],
       compactions: [...a.compactions, ...b.compactions],
+      projects: [...(a.projects ?? []), ...(b.projects ?? [])],
     },
   };
 }
@@ -236,6 +239,7 @@ function normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): Spa
   const calls: LlmCall[] = [];
   const toolResults: ToolResult[] = [];
   const compactions: Compaction[] = [];
+  const projects: ConversationProject[] = [];
   let dropped = 0;
 
   for (const n of nodes) {
@@ -245,6 +249,7 @@ function normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): Spa
       n.role !== 'other' ||
       n.aggregate ||
       span.name.startsWith('claude_code') ||
+      span.name === SESSION_SPAN_NAME ||
       hasGenAiKey(attrs) ||
       (span.events.length > 0 && span.events.some((e) => isCompactionEventName(e.name)));
     if (!interesting) {
@@ -255,6 +260,7 @@ function normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): Spa
       n.role === 'llm_call' ||
       n.role === 'tool' ||
       n.role === 'compaction' ||
+      span.name === SESSION_SPAN_NAME ||
       span.events.length > 0;
     if (needsGrouping) {
       const claudeCode = isClaudeCodeSpan(span);
@@ -265,6 +271,10 @@ function normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): Spa
       const runId =
         (claudeCode || isGeminiCliSpan(span)) && !conv.synthetic ? conv.id : span.traceId;
       const where = { conv, agentId, streamKey, runId };
+      if (!conv.synthetic)
+        projects.push(
+          ...projectReport(conv.id, projectOf(attrs, span.resource), span.endTimeUnixNano),
+        );
       if (n.role === 'llm_call') {
         calls.push(buildCall(n, where, ctx, compactions));
       } else if (n.role === 'tool') {
@@ -305,7 +315,7 @@ function normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): Spa
   }
 
   joinToolSpans(calls, toolResults);
-  return { keep, dropped, normalized: { calls, toolResults, compactions } };
+  return { keep, dropped, normalized: { calls, toolResults, compactions, projects } };
 }
 
 interface Where {

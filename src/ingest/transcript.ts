@@ -16,10 +16,19 @@
  * - `type: "summary"` lines are titles, not compactions.
  * - Ids are derived (trace = sha256(sessionId), span = sha256(message.id)) so a re-import
  *   writes the same rows.
+ * - Each line's `cwd` is where the session runs (its project; the last one wins).
  */
-import type { Compaction, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
+import {
+  latestProjects,
+  type Compaction,
+  type ConversationProject,
+  type LlmCall,
+  type Normalized,
+  type ToolResult,
+} from '../model/calls.ts';
 import { isObj, msToNs, numField } from './attrs.ts';
 import { jsonObjectLines } from './json-lines.ts';
+import { projectReport } from './projects.ts';
 import { compaction, normalizeTrigger } from './compactions.ts';
 import { classifyQuerySource, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason } from './finish.ts';
@@ -132,6 +141,8 @@ export function normalizeTranscript(
   const streams = new Map<string, Stream>();
   const byMessageId = new Map<string, LlmCall>();
   const requests = new RequestLines();
+  const projects: ConversationProject[] = [];
+  const lastCwd = new Map<string, string>();
 
   for (const line of jsonObjectLines(text)) {
     const type = s(line, 'type');
@@ -158,6 +169,11 @@ export function normalizeTranscript(
     if (stream === undefined) streams.set(streamKey, (stream = newStream()));
     const traceId = traceIdFor(sessionId);
     const atNs = tsNs(line);
+    const cwd = s(line, 'cwd');
+    if (cwd !== null && cwd !== lastCwd.get(sessionId)) {
+      lastCwd.set(sessionId, cwd);
+      projects.push(...projectReport(sessionId, cwd, atNs));
+    }
 
     if (type === 'system') {
       if (s(line, 'subtype') !== 'compact_boundary') continue;
@@ -262,7 +278,7 @@ export function normalizeTranscript(
     }
     append(stream, msg, toolNames);
   }
-  return { calls, toolResults, compactions };
+  return { calls, toolResults, compactions, projects: latestProjects(projects) };
 }
 
 /** What a 2.1.3xx `api-request` line (with its `api-request-shape`) says about one request. */

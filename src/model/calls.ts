@@ -179,6 +179,31 @@ export interface Normalized {
   calls: LlmCall[];
   toolResults: ToolResult[];
   compactions: Compaction[];
+  /** Where conversations ran, when the producer says (absent or empty when it does not). */
+  projects?: ConversationProject[];
+}
+
+/**
+ * The project a conversation works in: its working directory (`process.working_directory`, a
+ * transcript line's `cwd`) or its repository (`vcs.repository.url.full`, a Codex session's git
+ * remote). The latest report wins (`atNs`), so a session that moved shows where it is now.
+ */
+export interface ConversationProject {
+  conversationId: string;
+  project: string;
+  /** When the producer reported it (Unix ns, decimal). */
+  atNs: string;
+}
+
+/** The latest report per conversation (what the store keeps); the later of equal times. */
+export function latestProjects(reports: readonly ConversationProject[]): ConversationProject[] {
+  const latest = new Map<string, ConversationProject>();
+  for (const report of reports) {
+    const seen = latest.get(report.conversationId);
+    if (seen === undefined || BigInt(report.atNs) >= BigInt(seen.atNs))
+      latest.set(report.conversationId, report);
+  }
+  return [...latest.values()];
 }
 
 /** One step of a conversation's timeline, in start-time order: a finished call or a compaction. */

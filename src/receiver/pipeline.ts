@@ -34,7 +34,7 @@ import {
   type CallPrecedence,
   type CallsOutcome,
 } from '../store/ingest.ts';
-import { holdEvaluation, markConversationsDirty } from '../store/conversations.ts';
+import { holdEvaluation, markConversationsDirty, noteProjects } from '../store/conversations.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
 import { GroupCommitter, type GroupCommitOptions } from './group-commit.ts';
 import { joinLoggedToolResults } from './logged-tool-parts.ts';
@@ -153,6 +153,7 @@ export class IngestPipeline {
             ...gemini,
             ...compactions,
           ]);
+          await noteProjects(trx, workspaceId, batch.normalized.projects ?? []);
         },
       });
     }
@@ -238,6 +239,7 @@ export class IngestPipeline {
           workspaceId,
           historyBeforeNs === undefined ? marks : marks.map((m) => ({ ...m, historyBeforeNs })),
         );
+        await noteProjects(tx.db, workspaceId, normalized.projects ?? []);
         if (options.holdEvaluationMs !== undefined)
           await holdEvaluation(
             tx.db,
@@ -274,5 +276,9 @@ function evidenceKeys(workspaceId: string, normalized: Normalized): string[] {
     ...normalized.toolResults
       .filter((result) => isLoggedToolResultSource(result.source))
       .map((result) => `conversation:${workspaceId}:${result.conversationId}`),
+    // the project is a second write to the conversation's row: batches writing it take turns
+    ...(normalized.projects ?? []).map(
+      (project) => `conversation:${workspaceId}:${project.conversationId}`,
+    ),
   ];
 }

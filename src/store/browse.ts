@@ -3,6 +3,7 @@
  * workspace. Rows are mapped to the model here; nothing snake_case leaves src/store.
  */
 import { guardSummaries, type GuardSummary } from './guard-decisions.ts';
+import { projectsOf } from './conversations.ts';
 import {
   AGENT_NAMES,
   agentOf,
@@ -57,6 +58,11 @@ export interface ConversationSummary {
    * Code 2.1.332"); null when the calls come from a library or SDK (their producers say).
    */
   agent: string | null;
+  /**
+   * Where it runs: the working directory or repository its producer last reported (a Claude
+   * Code transcript or rotscope's hook, a Codex session file); null when none did.
+   */
+  project: string | null;
   /** The producer conventions of its calls (`claude_code`, `langfuse`, ...). */
   producers: string[];
   /** What Claude Code's tool-result guard did in it; null when nothing. */
@@ -137,7 +143,7 @@ export async function listConversations(
   if (options.search !== undefined && options.search !== '') {
     const needle = options.search.toLowerCase();
     query = query.having(
-      sql<boolean>`bool_or(strpos(lower(conversation_id), ${needle}) > 0 OR strpos(lower(run_id), ${needle}) > 0 OR strpos(lower(trace_id), ${needle}) > 0)`,
+      sql<boolean>`bool_or(strpos(lower(conversation_id), ${needle}) > 0 OR strpos(lower(run_id), ${needle}) > 0 OR strpos(lower(trace_id), ${needle}) > 0) OR conversation_id IN (SELECT c.id FROM conversations c WHERE c.workspace_id = ${workspaceId} AND strpos(lower(c.project), ${needle}) > 0)`,
     );
   }
   const rows = await query.execute();
@@ -153,6 +159,11 @@ export async function listConversations(
     workspaceId,
     page.map((row) => row.conversation_id),
   );
+  const projects = await projectsOf(
+    db,
+    workspaceId,
+    page.map((row) => row.conversation_id),
+  );
   return {
     items: page.map((row) => ({
       id: row.conversation_id,
@@ -163,6 +174,7 @@ export async function listConversations(
       fullestShare: row.fullest_share === null ? null : Number(row.fullest_share),
       models: row.models ?? [],
       agent: agentLabel(row.producers ?? [], row.agent_version),
+      project: projects.get(row.conversation_id) ?? null,
       producers: row.producers ?? [],
       guard: guard.get(row.conversation_id) ?? null,
       streams: Number(row.streams),

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { Db } from './db.ts';
 import { PREPARED } from './prepared.ts';
 import type { TimelinePosition } from './timeline.ts';
+import { latestProjects, type ConversationProject } from '../model/calls.ts';
 
 /** A conversation claimed for evaluation: its row lock is held until the transaction ends. */
 export interface ClaimedConversation {
@@ -102,6 +103,59 @@ export async function markConversationsDirty(
       }),
     )
     .execute();
+}
+
+/**
+ * Records where conversations run (run in the ingest transaction): each conversation's project
+ * becomes the given one unless a later report is stored. A conversation seen first this way
+ * gets a row that is not dirty (nothing to evaluate yet). Rows in id order, as above.
+ */
+export async function noteProjects(
+  db: Db,
+  workspaceId: string,
+  projects: readonly ConversationProject[],
+): Promise<void> {
+  if (projects.length === 0) return;
+  const rows = latestProjects(projects).sort((a, b) =>
+    a.conversationId < b.conversationId ? -1 : a.conversationId > b.conversationId ? 1 : 0,
+  );
+  await db
+    .insertInto('conversations')
+    .values(
+      rows.map((p) => ({
+        workspace_id: workspaceId,
+        id: p.conversationId,
+        dirty: false,
+        project: p.project,
+        project_at_ns: p.atNs,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['workspace_id', 'id']).doUpdateSet({
+        project: sql`CASE WHEN conversations.project_at_ns IS NULL OR conversations.project_at_ns <= excluded.project_at_ns THEN excluded.project ELSE conversations.project END`,
+        project_at_ns: sql`GREATEST(conversations.project_at_ns, excluded.project_at_ns)`,
+      }),
+    )
+    .execute();
+}
+
+/** The recorded project of each of these conversations (absent when none was reported). */
+export async function projectsOf(
+  db: Db,
+  workspaceId: string,
+  conversationIds: readonly string[],
+): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  if (conversationIds.length === 0) return found;
+  const rows = await db
+    .selectFrom('conversations')
+    .select(['id', 'project'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', conversationIds)
+    .where('project', 'is not', null)
+    .execute();
+  for (const row of rows) if (row.project !== null) found.set(row.id, row.project);
+  return found;
 }
 
 /**

@@ -194,6 +194,14 @@ export interface ConversationsTable {
     string | number | bigint | null | undefined,
     string | number | bigint | null
   >;
+  /** Migration 0100: the working directory or repository the producer last reported. */
+  project: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 0100: when that report was made (Unix ns). */
+  project_at_ns: ColumnType<
+    string | null,
+    string | number | bigint | null | undefined,
+    string | number | bigint | null
+  >;
 }
 
 /** Added by 0002_evaluator.sql: detector state saved at a call position, for replays. */

@@ -5,6 +5,7 @@
  */
 import {
   chmodSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -161,6 +162,7 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
       const env = {
         ROTSCOPE_COMPACTION_LOG: freshLog('server'),
         ROTSCOPE_URL: server.url,
+        ROTSCOPE_KNOBS_FILE: path.join(dir, 'server', 'knobs.json'),
         TMUX: '',
       };
       const pre = await runCli(['hook'], {
@@ -184,7 +186,12 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
       expect(summaryText).toMatch(/^This session is being continued/);
       const response = await fetch(`${server.url}/api/conversations/${SESSION}`);
       expect(response.status).toBe(200);
-      const body = (await response.json()) as { compactions: Array<Record<string, unknown>> };
+      const body = (await response.json()) as {
+        compactions: Array<Record<string, unknown>>;
+        project: string | null;
+      };
+      // the hook input's cwd, on the compaction span's resource
+      expect(body.project).toBe(dir);
       expect(body.compactions).toEqual([
         expect.objectContaining({
           conversationId: SESSION,
@@ -198,6 +205,85 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
           summary: null,
         }),
       ]);
+    });
+
+    it("SessionStart (startup) stores where the session runs and saves the workspace's knobs, which the status line then colours by", async () => {
+      const knobs = path.join(dir, 'knobs', 'knobs.json');
+      const env = {
+        ROTSCOPE_COMPACTION_LOG: freshLog('knobs'),
+        ROTSCOPE_URL: server.url,
+        ROTSCOPE_KNOBS_FILE: knobs,
+        TMUX: '',
+      };
+      const put = await fetch(`${server.url}/api/alerts/context-rot`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          thresholds: { usageThreshold: 0.6, usageCritical: 0.8, toolShare: 0.2 },
+        }),
+      });
+      expect(put.status).toBe(200);
+      const session = 'startup-session-0001';
+      const project = path.join(dir, 'acme-api');
+      const start = await runCli(['hook'], {
+        stdin: hookInput('SessionStart', { source: 'startup', session_id: session, cwd: project }),
+        env,
+      });
+      expect(start).toEqual({ code: 0, stdout: '', stderr: '' });
+      expect(JSON.parse(readFileSync(knobs, 'utf8'))).toMatchObject({
+        usageThreshold: 0.6,
+        usageCritical: 0.8,
+        toolShare: 0.2,
+        bands: { dimBelow: 0.6, amberFrom: 0.6, redFrom: 0.8 },
+      });
+      // a later compaction of that session, from a hook input without a cwd: the project stays
+      const post = await runCli(['hook'], {
+        stdin: hookInput('PostCompact', {
+          session_id: session,
+          cwd: undefined,
+          trigger: 'manual',
+          transcript_path: after,
+        }),
+        env,
+      });
+      expect(post.code).toBe(0);
+      expect(existsSync(env.ROTSCOPE_COMPACTION_LOG), 'nothing logged: no error').toBe(false);
+      const response = await fetch(`${server.url}/api/conversations/${session}`);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { project: string | null }).project).toBe(project);
+
+      // the status line at 62% of a 200k window: amber with these knobs, plain with the defaults
+      const transcript = path.join(dir, 'knobs', 'at-62.jsonl');
+      writeFileSync(
+        transcript,
+        JSON.stringify({
+          type: 'assistant',
+          isSidechain: false,
+          message: {
+            id: 'm1',
+            model: 'claude-sonnet-4-6',
+            usage: { input_tokens: 8, cache_read_input_tokens: 123_992, output_tokens: 5 },
+          },
+        }) + '\n',
+      );
+      const status = JSON.stringify({ transcript_path: transcript, cwd: path.join(dir, 'knobs') });
+      const colored = await runCli(['statusline'], {
+        stdin: status,
+        env: { ROTSCOPE_KNOBS_FILE: knobs, NO_COLOR: '' },
+      });
+      expect(colored.stdout).toBe('\x1b[33mctx 62% 124k/200k\x1b[0m\n');
+      const plain = await runCli(['statusline'], {
+        stdin: status,
+        env: { ROTSCOPE_KNOBS_FILE: path.join(dir, 'knobs', 'absent.json'), NO_COLOR: '' },
+      });
+      expect(plain.stdout).toBe('ctx 62% 124k/200k\n');
+      await fetch(`${server.url}/api/alerts/context-rot`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          thresholds: { usageThreshold: 0.7, usageCritical: 0.85, toolShare: 0.3 },
+        }),
+      });
     });
 
     it('a server that accepts and never answers holds the hook for its bound (1 s, not for ever), and is logged', async () => {
@@ -221,7 +307,12 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
       try {
         const result = await runCli(['hook'], {
           stdin: hookInput('SessionStart', { source: 'compact', transcript_path: after }),
-          env: { ROTSCOPE_COMPACTION_LOG: log, ROTSCOPE_URL: `http://127.0.0.1:${port}`, TMUX: '' },
+          env: {
+            ROTSCOPE_COMPACTION_LOG: log,
+            ROTSCOPE_URL: `http://127.0.0.1:${port}`,
+            ROTSCOPE_KNOBS_FILE: path.join(dir, 'down', 'knobs.json'),
+            TMUX: '',
+          },
         });
         expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
         expect(readFileSync(log, 'utf8')).toMatch(
@@ -277,7 +368,7 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
       });
       expect(next.code).toBe(0);
       expect(readdirSync(unsent)).toEqual([]);
-      expect(readFileSync(log, 'utf8')).toContain('compaction span sent late');
+      expect(readFileSync(log, 'utf8')).toContain('span sent late');
       expect(readdirSync(pending)).toEqual(['another-session.json']);
       const response = await fetch(`${server.url}/api/conversations/${late}`);
       expect(response.status).toBe(200);

@@ -69,7 +69,7 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
       PreCompact: [USER_SETTINGS.hooks.PreCompact[0], { matcher: '', hooks: [hook] }],
       Stop: USER_SETTINGS.hooks.Stop,
       PostCompact: [{ matcher: '', hooks: [hook] }],
-      SessionStart: [{ matcher: 'compact', hooks: [hook] }],
+      SessionStart: [{ matcher: '', hooks: [hook] }],
       PreToolUse: [{ matcher: 'Read', hooks: [guard] }],
       PostToolUse: [{ matcher: '', hooks: [guard] }],
     });
@@ -256,7 +256,7 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
     ).toEqual([
       ['PreCompact', [['', ['rotscope hook']]]],
       ['PostCompact', [['', ['rotscope hook']]]],
-      ['SessionStart', [['compact', ['rotscope hook']]]],
+      ['SessionStart', [['', ['rotscope hook']]]],
     ]);
   });
 });

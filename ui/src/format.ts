@@ -55,3 +55,12 @@ export function usageLevel(
 export function severityClass(severity: string): string {
   return `severity-${severity}`;
 }
+
+/** The last two parts of a path or repository URL ("acme/api"), enough to tell projects apart. */
+export function shortProject(project: string): string {
+  const parts = project
+    .replace(/\.git$/, '')
+    .split(/[/\\:]/)
+    .filter((part) => part !== '');
+  return parts.length <= 2 ? project : `…/${parts.slice(-2).join('/')}`;
+}

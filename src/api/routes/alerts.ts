@@ -27,11 +27,21 @@ import {
 import type { Db } from '../../store/db.ts';
 import { PREVIEW_DAYS, PREVIEW_LIMITS, previewContextRot } from '../../evaluator/preview.ts';
 import { isOverrideWindow, MAX_OVERRIDE_WINDOW } from '../../model/window-overrides.ts';
+import { usageBands } from '../../model/usage-bands.ts';
 import { isoTime } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
 
 /** The Context rot alert as GET returns it (and PUT answers). */
+const agentKnobsSchema = z.object({
+  usageThreshold: z.number().describe('context_too_full fires from this share of the window.'),
+  usageCritical: z.number().describe('context_too_full is critical from this share.'),
+  toolShare: z.number().describe("One tool's share of a call's input where tool_takeover starts."),
+  bands: z
+    .object({ dimBelow: z.number(), amberFrom: z.number(), redFrom: z.number() })
+    .describe('The colour bands of a usage share: dim below dimBelow, amber, red.'),
+});
+
 const settingsSchema = z.object({
   enabled: z.boolean(),
   thresholds: thresholdValuesSchema,
@@ -212,6 +222,30 @@ export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     '/api/alerts/context-rot',
     { config: { scope: 'read' }, schema: { response: { 200: settingsSchema } } },
     async (request) => readSettings(db, request.workspaceId),
+  );
+
+  // What an agent's own helpers (the Claude Code status line and tool-result guard) need of the
+  // knobs: read with the ingest token they already hold, so their colours and budget are the
+  // detectors' numbers (written to ~/.rotscope/knobs.json by the SessionStart hook).
+  app.get(
+    '/api/agent-knobs',
+    {
+      config: { scope: 'ingest' },
+      schema: {
+        description:
+          "The knobs an agent's helpers use: the usage bands (the status line's colours) and toolShare (the tool-result guard's budget). Ingest scope.",
+        response: { 200: agentKnobsSchema },
+      },
+    },
+    async (request) => {
+      const { thresholds } = await getAlertSettings(db, request.workspaceId);
+      return {
+        usageThreshold: thresholds.usageThreshold,
+        usageCritical: thresholds.usageCritical,
+        toolShare: thresholds.toolShare,
+        bands: usageBands(thresholds),
+      };
+    },
   );
 
   app.put(

@@ -3,6 +3,7 @@
  * requests refused for their token lately: src/api/refusals.ts).
  */
 import { guardSummary } from '../../store/guard-decisions.ts';
+import { projectsOf } from '../../store/conversations.ts';
 import { z } from 'zod';
 import { contextWindowFor, overrideWindow } from '../../ingest/windows.ts';
 import { DETECTOR_IDS } from '../../model/findings.ts';
@@ -61,6 +62,12 @@ const conversationSummary = z.object({
     .nullable()
     .describe(
       'The coding agent that ran it, with its version when sent ("Claude Code 2.1.332"); null for a library or SDK.',
+    ),
+  project: z
+    .string()
+    .nullable()
+    .describe(
+      'Where it runs: the working directory or repository its producer last reported; null when none did.',
     ),
   producers: z.array(z.string()).describe('The producer conventions of its calls.'),
   guard: guardSummarySchema,
@@ -375,7 +382,13 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
       schema: {
         params: idParams,
         response: {
-          200: callsAndCompactions.extend({ guard: guardSummarySchema }),
+          200: callsAndCompactions.extend({
+            guard: guardSummarySchema,
+            project: z
+              .string()
+              .nullable()
+              .describe('Where it runs (working directory or repository); null when unknown.'),
+          }),
           404: errorSchema,
         },
       },
@@ -387,7 +400,13 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
           .code(404)
           .send({ error: 'not_found', message: `no conversation "${request.params.id}"` });
       const guard = await guardSummary(db, request.workspaceId, request.params.id);
-      return { id: request.params.id, ...found, guard };
+      const projects = await projectsOf(db, request.workspaceId, [request.params.id]);
+      return {
+        id: request.params.id,
+        ...found,
+        guard,
+        project: projects.get(request.params.id) ?? null,
+      };
     },
   );
 

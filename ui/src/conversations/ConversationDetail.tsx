@@ -43,6 +43,10 @@ export function ConversationDetail({ id, finding }: { id: string; finding: strin
             <dd>
               <Fullness share={conversation.fullestShare} tokens={conversation.maxContextTokens} />
             </dd>
+            <dt>Project</dt>
+            <dd className="conversation-project">{conversation.project ?? '–'}</dd>
+            <dt>Agent</dt>
+            <dd>{conversation.agent ?? (conversation.producers.join(', ') || '–')}</dd>
             <dt>Models</dt>
             <dd>{conversation.models.join(', ') || '–'}</dd>
             <dt>From</dt>

@@ -23,6 +23,8 @@ export interface ConversationSummary {
   models: string[];
   /** The coding agent that ran it, with its version ("Claude Code 2.1.332"); null for an SDK. */
   agent: string | null;
+  /** Where it ran: the working directory or repository the producer sent; null when unknown. */
+  project: string | null;
   producers: string[];
   /** What Claude Code's tool-result guard did in it; null when nothing. */
   guard: {

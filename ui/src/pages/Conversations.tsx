@@ -11,7 +11,7 @@ import { Streams } from '../conversations/Streams.tsx';
 import type { ConversationSummary } from '../conversations/types.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
 import { usePaged, withQuery } from '../paging.ts';
-import { formatTime, formatTokens } from '../format.ts';
+import { formatTime, formatTokens, shortProject } from '../format.ts';
 import { href, redirect, type Route } from '../router.ts';
 import { LoadMore } from '../components/LoadMore.tsx';
 import RunPage from './Run.tsx';
@@ -90,6 +90,11 @@ function ConversationList({ query }: { query: string }) {
                   <div className="muted conversation-agent">
                     {conversation.agent ?? conversation.producers.join(', ')}
                   </div>
+                  {conversation.project && (
+                    <div className="muted conversation-project" title={conversation.project}>
+                      {shortProject(conversation.project)}
+                    </div>
+                  )}
                   {conversation.guard && (
                     <div
                       className="muted conversation-guard"
