@@ -154,6 +154,10 @@ export const WINDOW_CATALOG: readonly WindowCatalogRow[] = [
   first('*gemini-1.5*', GEMINI_1M),
   first('*gemini-2*', GEMINI_1M),
   first('*gemini-3-*', GEMINI_1M),
+  // gemini-3.1-pro-preview and later point releases: Gemini CLI 0.61.0's own tokenLimit gives
+  // every Gemini model 1,048,576 and the Gemma 4 models it serves 256,000 (measured in its bundle)
+  first('*gemini-3.*', GEMINI_1M),
+  first('*gemma-4*', 256_000),
   first('*gemini-1.0*', 32_760),
   first('*gemini-pro*', 32_760),
   // open models commonly served behind OpenAI-compatible APIs

@@ -64,6 +64,10 @@ describe('catalogWindow', () => {
     ['gpt-6', null],
     ['gpt-6-mini', null],
     ['gemini-3-pro-preview', 1_048_576],
+    // Gemini CLI 0.61.0's default and router models; its own tokenLimit gives them 1,048,576
+    ['gemini-3.1-pro-preview', 1_048_576],
+    ['gemini-3.5-flash-lite', 1_048_576],
+    ['gemma-4-31b-it', 256_000],
     ['deepseek-chat', 128_000],
     ['deepseek-v4', null],
   ] as Array<[string, number | null]>)('%s → %s', (model, window) => {
