@@ -27,16 +27,22 @@ import { runScenario, startScenarioServer, type ScenarioOutcome } from './run-sc
 import { bigText, seenFinding, type Scenario } from './scenarios.ts';
 
 const GUARD = fileURLToPath(new URL('../../../bin/rotscope-guard.cjs', import.meta.url));
+const BIN = fileURLToPath(new URL('../../../bin/rotscope.js', import.meta.url));
 const onThisBackend = !process.env.DATABASE_URL;
 const required = process.env.ROTSCOPE_REQUIRE_CLAUDE_CODE === '1';
 const tmp = mkdtempSync(join(tmpdir(), 'rotscope-cc-guard-'));
 let server: ChildServer;
 
-/** The hooks install writes for the guard (src/cli/claude-code-install.ts GUARD_EVENTS). */
+/**
+ * The hooks install writes for the guard (src/cli/claude-code-install.ts GUARD_EVENTS), and its
+ * SessionStart hook (which sends where the session runs: the conversation's project).
+ */
 const guardHooks = () => {
   const command = `"${process.execPath}" "${GUARD}"`;
+  const hook = `"${process.execPath}" "${BIN}" hook`;
   return {
     hooks: {
+      SessionStart: [{ matcher: '', hooks: [{ type: 'command', command: hook, timeout: 10 }] }],
       PreToolUse: [{ matcher: 'Read', hooks: [{ type: 'command', command, timeout: 5 }] }],
       PostToolUse: [{ matcher: '', hooks: [{ type: 'command', command, timeout: 5 }] }],
     },
@@ -198,8 +204,13 @@ describe.skipIf(!onThisBackend)('the tool-result guard with the real Claude Code
         // The server has what the guard did in that session, for the console's list.
         const detail = (await (
           await fetch(`${server.url}/api/conversations/${guarded.sessionId}`)
-        ).json()) as { guard: { narrowed: number; warned: number; keptOutTokens: number } | null };
+        ).json()) as {
+          guard: { narrowed: number; warned: number; keptOutTokens: number } | null;
+          project: string | null;
+        };
         expect(detail.guard).toMatchObject({ narrowed: 2, warned: 0 });
+        // the SessionStart hook sent the CLI's working directory (the scenario's work folder)
+        expect(detail.project).toMatch(/\/work$/);
         expect(detail.guard!.keptOutTokens).toBe(keptOut(log));
         // The detector's verdict on each: the same session is a takeover only without the guard.
         expect(unguarded.telemetry).toEqual([
