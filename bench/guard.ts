@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { timeProcess, versusBareNode } from './startup.ts';
-import { transcript } from './statusline.ts';
+import { timeProcess, versusBareNode } from './process-timing.ts';
+import { transcript } from './transcript-file.ts';
 
 const GUARD = fileURLToPath(new URL('../bin/rotscope-guard.cjs', import.meta.url));
 

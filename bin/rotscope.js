@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
-const COMPILED = new URL('../dist/cli/index.js', import.meta.url);
+const COMPILED = new URL('../dist/entry.js', import.meta.url);
 const fromSource = process.env.ROTSCOPE_FROM_SOURCE === '1' || !existsSync(COMPILED);
 if (fromSource) {
   await import('tsx/esm/api').then(
@@ -27,7 +27,7 @@ if (!fromSource && process.argv[2] === 'statusline' && !asksForHelp) {
 }
 
 async function runCommand() {
-  const { run } = await import(fromSource ? '../src/cli/index.ts' : COMPILED.href);
+  const { run } = await import(fromSource ? '../src/entry.ts' : COMPILED.href);
   const io = {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),

@@ -10,8 +10,8 @@ import { BOOTSTRAP_SCOPE, BOOTSTRAP_WORKSPACE, bootstrapToken } from './bootstra
 import type { Config } from './config.ts';
 import { openStore } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
-import { sealChannelSecretsOnStart } from './cli/secrets.ts';
 import { startBackgroundLoops } from './loops.ts';
+import { sealChannelSecretsOnStart } from './notifier/seal-secrets.ts';
 import { assertPortFree, explainStartupFailure } from './startup.ts';
 
 export interface RunningServer {

@@ -1,6 +1,6 @@
 /**
- * `rotscope secrets status|seal|rotate` (docs/security.md), and the sealing `rotscope serve`
- * does on start. Channel secrets are sealed with AES-256-GCM (src/store/secrets.ts) under the
+ * `rotscope secrets status|seal|rotate` (docs/security.md); the sealing `rotscope serve` does
+ * on start is src/notifier/seal-secrets.ts. Channel secrets are sealed with AES-256-GCM (src/store/secrets.ts) under the
  * key of ROTSCOPE_SECRET_KEY, or else of the data directory's `secret.key`.
  *
  * - `status`: the keys this process has, and how many channels each key sealed (plaintext too).
@@ -10,7 +10,6 @@
  *   every channel under it, opening with ROTSCOPE_SECRET_KEY_PREVIOUS (set the new key there
  *   and the old one in _PREVIOUS, run this, then restart the servers with the new key).
  */
-import { sql } from 'kysely';
 import type { Config } from '../config.ts';
 import { channelKeys } from '../notifier/notifier.ts';
 import { resealChannelSecrets, secretsCensus, type SecretsCensus } from '../store/channels.ts';
@@ -24,6 +23,7 @@ import {
   writeKeyFile,
   type Keyring,
 } from '../store/secrets.ts';
+import { purgeOldVersions } from '../notifier/seal-secrets.ts';
 import { callServer, openStoreOrHolder, refuseHeld } from './held-data-dir.ts';
 
 interface Out {
@@ -31,62 +31,11 @@ interface Out {
   stderr: (text: string) => void;
 }
 
-interface StartLog {
-  info(details: object, message: string): void;
-  warn(details: object, message: string): void;
-}
-
 export const SECRETS_USAGE = `Usage:
   rotscope secrets status   the keys this process has, and the channels each one sealed
   rotscope secrets seal     seal channel secrets still stored in plaintext (serve does it on start)
   rotscope secrets rotate   re-seal every channel secret under a new key (see docs/security.md)
 `;
-
-/**
- * Drops the old row versions of `channels` and forces a checkpoint, so plaintext that was just
- * sealed does not linger in table pages (VACUUM FULL rewrites the table). Old WAL segments
- * may still hold it until they are recycled (docs/security.md). Best effort: a role without
- * the right to CHECKPOINT skips it.
- */
-async function purgeOldVersions(store: Store): Promise<void> {
-  await sql`VACUUM FULL channels`.execute(store.db);
-  try {
-    await sql`CHECKPOINT`.execute(store.db);
-  } catch {
-    // not a superuser (PostgreSQL 15+ grants pg_checkpoint separately): the server's own
-    // checkpoints recycle the WAL in time
-  }
-}
-
-/**
- * Seals, with the current key, the channel secrets still in plaintext (and re-seals those of
- * keys being rotated out); warns about values sealed with keys this process lacks. Throws
- * SecretKeyError when the key setting or key file cannot be used: serve does not start.
- */
-export async function sealChannelSecretsOnStart(
-  store: Store,
-  config: Config,
-  log: StartLog,
-): Promise<void> {
-  const keys = channelKeys(config);
-  const result = await resealChannelSecrets(store.db, keys);
-  if (result.sealed > 0) {
-    await purgeOldVersions(store);
-    log.info(
-      { sealed: result.sealed, keyId: keys.current.id },
-      'channel secrets stored in plaintext by an older version are now sealed',
-    );
-  }
-  if (result.resealed > 0)
-    log.info({ resealed: result.resealed, keyId: keys.current.id }, 'channel secrets re-sealed');
-  const unknown = Object.keys(result.unknownKeys);
-  if (unknown.length > 0) {
-    log.warn(
-      { keyIds: unknown, channels: result.unknownKeys, keyIdsHere: keys.ids },
-      'some channel secrets are sealed with keys this server does not have: it cannot send to those channels (give every server the same ROTSCOPE_SECRET_KEY)',
-    );
-  }
-}
 
 function describeCensus(census: SecretsCensus, keys: Pick<Keyring, 'ids' | 'has'>): string {
   const lines = [

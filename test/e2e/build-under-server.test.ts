@@ -36,7 +36,7 @@ function build(env: Record<string, string> = {}): Promise<number | null> {
 
 describe.skipIf(!!process.env.DATABASE_URL)('npm run build beside a running server', () => {
   it('the console and the API answer all through the build', async () => {
-    if (!existsSync(join(ROOT, 'dist/cli/index.js'))) expect(await build()).toBe(0);
+    if (!existsSync(join(ROOT, 'dist/entry.js'))) expect(await build()).toBe(0);
     server = await startChildServer({
       ROTSCOPE_FROM_SOURCE: '0',
       ROTSCOPE_DATA_DIR: join(tmp, 'data'),

@@ -162,7 +162,7 @@ describe('the compiled build', () => {
     expect(streams(cjs.builtins)).toEqual(streams(bare.builtins));
     const version = runRecorded(['--version'], '');
     expect(version.status).toBe(0);
-    expect(version.loaded.sort()).toEqual(['bin/rotscope.js', 'dist/cli/index.js']);
+    expect(version.loaded.sort()).toEqual(['bin/rotscope.js', 'dist/entry.js']);
   });
 
   it('serves from dist/: migrations applied, /readyz 200, an OTLP body decoded', async () => {

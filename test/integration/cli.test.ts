@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/index.ts';
+import { run } from '../../src/entry.ts';
 import { openStore } from '../../src/store/db.ts';
 import { findToken } from '../../src/store/workspaces.ts';
 import { createTestDatabase } from '../helpers/store.ts';

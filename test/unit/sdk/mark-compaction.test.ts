@@ -13,7 +13,11 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RotscopeSpanProcessor, configure, markCompaction } from '../../../packages/sdk/src/index.ts';
+import {
+  RotscopeSpanProcessor,
+  configure,
+  markCompaction,
+} from '../../../packages/sdk/src/index.ts';
 
 const exporter = new InMemorySpanExporter();
 let provider: NodeTracerProvider;

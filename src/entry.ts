@@ -3,7 +3,7 @@
  * only place that touches process.argv, process.env and the exit code.
  */
 import { readFileSync } from 'node:fs';
-import type { Config } from '../config.ts';
+import type { Config } from './config.ts';
 
 // Every command's modules (and config.ts, which loads zod) are imported when that command runs,
 // so a light command such as `statusline` or `--version` starts as fast as bare node.
@@ -83,7 +83,7 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
 ];
 
 async function settingsHelp(): Promise<string> {
-  const { ENV_NAMES, flagName } = await import('../config.ts');
+  const { ENV_NAMES, flagName } = await import('./config.ts');
   return `Settings (flag or env variable):
 ${Object.entries(ENV_NAMES)
   .map(([key, env]) => `  --${flagName(key).padEnd(26)} ${env}`)
@@ -107,7 +107,7 @@ async function commandHelp(command: string): Promise<string | null> {
   const entry = COMMANDS.find((c) => c.command === command);
   if (entry === undefined) return null;
   if (command === 'analyze') {
-    const { ANALYZE_USAGE } = await import('./analyze.ts');
+    const { ANALYZE_USAGE } = await import('./cli/analyze.ts');
     return ANALYZE_USAGE;
   }
   return `Usage:\n${entry.usage}\n${entry.settings === true ? `\n${await settingsHelp()}` : ''}`;
@@ -124,7 +124,7 @@ export function asksForHelp(args: readonly string[]): boolean {
 
 /** The version in package.json (two folders up from src/cli/ and from dist/cli/ alike). */
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   return String(pkg.version);
 }
 
@@ -141,7 +141,7 @@ async function parseConfig(
   io: Io,
   env: Record<string, string | undefined>,
 ) {
-  const { ENV_NAMES, flagName, loadConfig } = await import('../config.ts');
+  const { ENV_NAMES, flagName, loadConfig } = await import('./config.ts');
   const { parseArgs } = await import('node:util');
   const configFlags = Object.fromEntries(
     Object.keys(ENV_NAMES).map((key) => [flagName(key), { type: 'string' as const }]),
@@ -202,8 +202,8 @@ export async function run(
     case 'migrate': {
       const parsed = await parseConfig(rest, {}, io, env);
       if (!parsed) return 2;
-      const { openStoreOrHolder, refuseHeld } = await import('./held-data-dir.ts');
-      const { migrate } = await import('../store/migrate.ts');
+      const { openStoreOrHolder, refuseHeld } = await import('./cli/held-data-dir.ts');
+      const { migrate } = await import('./store/migrate.ts');
       const { store, locked } = await openStoreOrHolder(parsed.config);
       if (locked) return refuseHeld('migrate', locked, io);
       try {
@@ -219,7 +219,7 @@ export async function run(
       return 0;
     }
     case 'token': {
-      const { TOKEN_USAGE, tokenCommand } = await import('./token.ts');
+      const { TOKEN_USAGE, tokenCommand } = await import('./cli/token.ts');
       if (!['create', 'list', 'revoke'].includes(rest[0] ?? '')) {
         io.stderr(TOKEN_USAGE);
         return 2;
@@ -241,7 +241,7 @@ export async function run(
       return tokenCommand(rest[0], parsed, io, env);
     }
     case 'secrets': {
-      const { SECRETS_USAGE, secretsCommand } = await import('./secrets.ts');
+      const { SECRETS_USAGE, secretsCommand } = await import('./cli/secrets.ts');
       if (!['status', 'seal', 'rotate'].includes(rest[0] ?? '')) {
         io.stderr(SECRETS_USAGE);
         return 2;
@@ -264,7 +264,7 @@ export async function run(
         env,
       );
       if (!parsed) return 2;
-      const { importCommand } = await import('./import.ts');
+      const { importCommand } = await import('./cli/import.ts');
       const token = parsed.values.token ?? env.ROTSCOPE_TOKEN;
       return importCommand(
         parsed.positionals,
@@ -275,27 +275,27 @@ export async function run(
       );
     }
     case 'statusline': {
-      const { statuslineCommand } = await import('./statusline.ts');
+      const { statuslineCommand } = await import('./cli/statusline.ts');
       return statuslineCommand((await io.readStdin?.()) ?? '', io, env);
     }
     case 'hook': {
-      const { hookCommand } = await import('./hook.ts');
+      const { hookCommand } = await import('./cli/hook.ts');
       return hookCommand((await io.readStdin?.()) ?? '', io, env);
     }
     case 'claude-code': {
-      const { claudeCodeCommand } = await import('./claude-code-install.ts');
+      const { claudeCodeCommand } = await import('./cli/claude-code-install.ts');
       return claudeCodeCommand(rest, io, env);
     }
     case 'codex': {
-      const { codexCommand } = await import('./codex-install.ts');
+      const { codexCommand } = await import('./cli/codex-install.ts');
       return codexCommand(rest, io, env);
     }
     case 'gemini': {
-      const { geminiCommand } = await import('./gemini-install.ts');
+      const { geminiCommand } = await import('./cli/gemini-install.ts');
       return geminiCommand(rest, io, env);
     }
     case 'analyze': {
-      const { analyzeCommand } = await import('./analyze.ts');
+      const { analyzeCommand } = await import('./cli/analyze.ts');
       return analyzeCommand(rest, io);
     }
     case '--version':
@@ -315,7 +315,7 @@ export async function run(
 }
 
 async function serveUntilSignal(config: Config, io: Io): Promise<void> {
-  const { serve } = await import('../main.ts');
+  const { serve } = await import('./main.ts');
   const server = await serve(config); // logs "rotscope listening on URL" (once)
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
