@@ -7,12 +7,14 @@
  * main-thread assistant message with a real usage; the status JSON's `context_window` only when
  * the transcript has no usage yet), so a 1 GB transcript costs what a 1 MB one does.
  *
- * Synchronous, with no dependency and no relative import: the build also compiles this file
- * alone to CommonJS (tsconfig.statusline.json → dist/cjs/), which bin/rotscope-statusline.cjs
- * loads without Node's ESM loader or the stream modules, so it starts as fast as bare node.
+ * Synchronous, with no dependency; its one relative import is the dependency-free usage rules
+ * (src/model/usage-rules.ts). The build compiles these files alone to CommonJS
+ * (tsconfig.statusline.json → dist/cjs/), which bin/rotscope-statusline.cjs loads without
+ * Node's ESM loader or the stream modules, so it starts as fast as bare node.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { contextTokensOf, DEFAULT_USAGE_BANDS, type UsageBands } from '../model/usage-rules.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -27,12 +29,8 @@ const K200 = 200_000;
  * server configured, the SessionStart hook writes the workspace's own to the knobs file
  * ({@link knobsPath}) and they are used instead, so the line turns amber where the detector fires.
  */
-export interface Bands {
-  dimBelow: number;
-  amberFrom: number;
-  redFrom: number;
-}
-export const DEFAULT_BANDS: Bands = { dimBelow: 0.6, amberFrom: 0.7, redFrom: 0.85 };
+export type Bands = UsageBands;
+export const DEFAULT_BANDS: Readonly<Bands> = DEFAULT_USAGE_BANDS;
 
 const obj = (v: unknown): Obj | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
@@ -43,29 +41,6 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 export interface TailUsage {
   tokens: number;
   model: string | null;
-}
-
-/** Input + cache creation + cache read: everything sent (Anthropic's input excludes cache). */
-function sent(usage: Obj): number {
-  return (
-    num(usage.input_tokens) +
-    num(usage.cache_creation_input_tokens) +
-    num(usage.cache_read_input_tokens)
-  );
-}
-
-/**
- * The context size of an assistant message's usage: the top-level counts, or when they are all
- * zero (a message re-written after a compaction boundary) the last `type: "message"` entry of
- * `usage.iterations`. All zero is no measurement: null.
- */
-function usageTokens(usage: Obj): number | null {
-  let tokens = sent(usage);
-  if (tokens === 0 && num(usage.output_tokens) === 0 && Array.isArray(usage.iterations)) {
-    const last = usage.iterations.filter((it) => obj(it)?.type === 'message').pop();
-    if (obj(last)) tokens = sent(last as Obj);
-  }
-  return tokens > 0 ? tokens : null;
 }
 
 /**
@@ -133,7 +108,7 @@ export function lastUsage(file: string): TailUsage | null {
       if (seen.has(id)) return undefined;
       seen.add(id);
     }
-    const tokens = usageTokens(usage);
+    const tokens = contextTokensOf(usage);
     if (tokens === null) {
       // One message's lines share one usage; an all-zero one says nothing: look further back.
       if (id !== undefined) seen.delete(id);
@@ -174,7 +149,7 @@ export function readContext(status: Obj, env: Record<string, string | undefined>
   let tokens = tail?.tokens ?? null;
   if (tokens === null) {
     const current = obj(windowInfo?.current_usage);
-    const fromStatus = current ? usageTokens(current) : null;
+    const fromStatus = current ? contextTokensOf(current) : null;
     tokens = fromStatus;
   }
   if (tokens === null) return null;

@@ -26,6 +26,7 @@ import {
   type Normalized,
   type ToolResult,
 } from '../model/calls.ts';
+import { contextUsageEntry } from '../model/usage-rules.ts';
 import { isObj, msToNs, numField } from './attrs.ts';
 import { jsonObjectLines } from './json-lines.ts';
 import { projectReport } from './projects.ts';
@@ -142,7 +143,7 @@ export function normalizeTranscript(
   const byMessageId = new Map<string, LlmCall>();
   const requests = new RequestLines();
   const projects: ConversationProject[] = [];
-  const lastCwd = new Map<string, string>();
+  const lastCwd = new Map<string, { cwd: string; atNs: string }>();
 
   for (const line of jsonObjectLines(text)) {
     const type = s(line, 'type');
@@ -170,9 +171,13 @@ export function normalizeTranscript(
     const traceId = traceIdFor(sessionId);
     const atNs = tsNs(line);
     const cwd = s(line, 'cwd');
-    if (cwd !== null && cwd !== lastCwd.get(sessionId)) {
-      lastCwd.set(sessionId, cwd);
-      projects.push(...projectReport(sessionId, cwd, atNs));
+    if (cwd !== null) {
+      // the file's order is the session's (line times may step back): each report is timed
+      // at the latest line so far, so the last cwd written wins
+      const seen = lastCwd.get(sessionId);
+      const at = seen !== undefined && BigInt(seen.atNs) > BigInt(atNs) ? seen.atNs : atNs;
+      if (cwd !== seen?.cwd) projects.push(...projectReport(sessionId, cwd, at));
+      lastCwd.set(sessionId, { cwd, atNs: at });
     }
 
     if (type === 'system') {
@@ -346,19 +351,16 @@ interface CallInit {
 }
 
 /**
- * The usage counts of an assistant message. When the top-level counts are all zero (a message
- * re-written after a compaction boundary), the last `type: "message"` entry of
- * `usage.iterations` holds the real ones. Counts that are still all zero are no measurement
- * (an empty context is never sent): null.
+ * The usage counts of an assistant message: those of the entry that holds the call's context
+ * (src/model/usage-rules.ts: the last `message` iteration, else the top level), the output
+ * counted at the top level when the entry has none. All zero is no measurement: null.
  */
 export function transcriptUsage(message: Line): Usage | null {
-  const u = isObj(message['usage']) ? message['usage'] : {};
-  let raw = rawUsageOf(u);
-  if (allZero(raw) && Array.isArray(u['iterations'])) {
-    const last = u['iterations'].filter((it) => isObj(it) && it['type'] === 'message').pop();
-    if (isObj(last)) raw = rawUsageOf(last);
-  }
-  if (allZero(raw)) return null;
+  const entry = contextUsageEntry(message['usage']);
+  if (entry === null) return null;
+  const raw = rawUsageOf(entry);
+  if (raw.outputTokens === null && entry !== message['usage'] && isObj(message['usage']))
+    raw.outputTokens = numField(message['usage'], 'output_tokens');
   return contextUsage(raw, 'excludes');
 }
 
@@ -369,14 +371,6 @@ function rawUsageOf(u: Line) {
     cacheWriteTokens: numField(u, 'cache_creation_input_tokens'),
     outputTokens: numField(u, 'output_tokens'),
   };
-}
-
-function allZero(raw: ReturnType<typeof rawUsageOf>): boolean {
-  return (
-    (raw.inputTokensRaw ?? 0) === 0 &&
-    (raw.cacheReadTokens ?? 0) === 0 &&
-    (raw.cacheWriteTokens ?? 0) === 0
-  );
 }
 
 const NO_USAGE: Usage = {

@@ -3,24 +3,14 @@
  * knobs: amber from `usageThreshold` (where context_too_full fires), red from `usageCritical`
  * (where it turns critical), dim below 60 % (or below the threshold when that is lower), plain
  * between. With the default knobs these are the status line's 60 / 70 / 85 %
- * (src/cli/statusline.ts, which runs without the store and so uses the defaults). The run
- * view's strip draws its bars and lines with them (src/api/routes/strip.ts sends them).
+ * ({@link DEFAULT_USAGE_BANDS} in ./usage-rules.ts, the one place the levels are defined). The
+ * run view's strip draws its bars and lines with them (src/api/routes/strip.ts sends them), and
+ * GET /api/agent-knobs hands them to the status line.
  */
 import type { Thresholds } from './thresholds.ts';
+import { DIM_BELOW, type UsageBands } from './usage-rules.ts';
 
-/** Below this share a call is dim: nothing to look at yet. */
-export const DIM_BELOW = 0.6;
-
-export interface UsageBands {
-  /** Dim below this share. */
-  dimBelow: number;
-  /** Amber from this share (the workspace's usageThreshold). */
-  amberFrom: number;
-  /** Red from this share (the workspace's usageCritical). */
-  redFrom: number;
-}
-
-export type UsageLevel = 'dim' | 'normal' | 'amber' | 'red';
+export { DIM_BELOW, usageLevelIn, type UsageBands, type UsageLevel } from './usage-rules.ts';
 
 /** The bands of a workspace's knobs. */
 export function usageBands(
@@ -29,12 +19,4 @@ export function usageBands(
   const amberFrom = thresholds.usageThreshold;
   const redFrom = Math.max(thresholds.usageCritical, amberFrom);
   return { dimBelow: Math.min(DIM_BELOW, amberFrom), amberFrom, redFrom };
-}
-
-/** The level of a share in `bands`. */
-export function usageLevelIn(share: number, bands: UsageBands): UsageLevel {
-  if (share >= bands.redFrom) return 'red';
-  if (share >= bands.amberFrom) return 'amber';
-  if (share < bands.dimBelow) return 'dim';
-  return 'normal';
 }

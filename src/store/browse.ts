@@ -97,7 +97,7 @@ export async function listConversations(
   options: {
     limit: number;
     after?: ConversationKey | undefined;
-    /** Only conversations whose id, or one of whose run or trace ids, contains this text. */
+    /** Only conversations whose id, one of whose run or trace ids, or whose project contains this text. */
     search?: string | undefined;
   },
 ): Promise<{ items: ConversationSummary[]; next: ConversationKey | null }> {
@@ -143,7 +143,9 @@ export async function listConversations(
   if (options.search !== undefined && options.search !== '') {
     const needle = options.search.toLowerCase();
     query = query.having(
-      sql<boolean>`bool_or(strpos(lower(conversation_id), ${needle}) > 0 OR strpos(lower(run_id), ${needle}) > 0 OR strpos(lower(trace_id), ${needle}) > 0) OR conversation_id IN (SELECT c.id FROM conversations c WHERE c.workspace_id = ${workspaceId} AND strpos(lower(c.project), ${needle}) > 0)`,
+      // one parenthesised condition: kysely ANDs it with the cursor's, and a bare OR would let
+      // a project match past the cursor (the same row on every page)
+      sql<boolean>`(bool_or(strpos(lower(conversation_id), ${needle}) > 0 OR strpos(lower(run_id), ${needle}) > 0 OR strpos(lower(trace_id), ${needle}) > 0) OR conversation_id IN (SELECT c.id FROM conversations c WHERE c.workspace_id = ${workspaceId} AND strpos(lower(c.project), ${needle}) > 0))`,
     );
   }
   const rows = await query.execute();

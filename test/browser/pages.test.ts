@@ -235,7 +235,7 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
     );
     await page.getByLabel('Search by id').fill('no-such-conversation');
     await page.getByLabel('Search by id').press('Enter');
-    await page.getByText('No conversation, run or trace id contains').waitFor();
+    await page.getByText('No conversation, run or trace id or project contains').waitFor();
 
     // a conversation: its streams (the sub-agent named) and its runs, each opening the run view
     await page.goto(`${rotscope.url}/#/conversations/${TOOLS_SESSION}`);

@@ -146,7 +146,12 @@ describe('the compiled build', () => {
     const statusline = runRecorded(['statusline'], status);
     expect(statusline.stderr).toBe('');
     expect(statusline.stdout).toContain('ctx 75% 150k/200k');
-    expect(statusline.loaded.sort()).toEqual(['bin/rotscope.js', 'dist/cjs/cli/statusline.js']);
+    // its own files only: the status line and the dependency-free usage rules it shares
+    expect(statusline.loaded.sort()).toEqual([
+      'bin/rotscope.js',
+      'dist/cjs/cli/statusline.js',
+      'dist/cjs/model/usage-rules.js',
+    ]);
     // The entry install writes: CommonJS only, and no stream module (stdin and stdout through fs).
     const cjs = runRecorded([path.join(copy, 'bin/rotscope-statusline.cjs')], status);
     expect(cjs.stderr).toBe('');
@@ -154,6 +159,7 @@ describe('the compiled build', () => {
     expect(cjs.loaded.sort()).toEqual([
       'bin/rotscope-statusline.cjs',
       'dist/cjs/cli/statusline.js',
+      'dist/cjs/model/usage-rules.js',
     ]);
     // (compared with a bare node under the same harness, whose network guard may preload some)
     const bare = runRecorded(['-e', ''], '');

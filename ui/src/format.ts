@@ -24,32 +24,16 @@ export function formatTime(value: string | number | null | undefined): string {
 }
 
 /**
- * The colour bands of a window share: dim below `dimBelow`, amber from `amberFrom`, red from
- * `redFrom`. The server sends a workspace's (src/model/usage-bands.ts: from its usageThreshold
- * and usageCritical knobs); the defaults are the default knobs, the status line's 60/70/85 %.
+ * The colour bands of a window share (dim below `dimBelow`, amber from `amberFrom`, red from
+ * `redFrom`) and their levels: the server's own rules (src/model/usage-rules.ts), which the
+ * status line uses too. The server sends a workspace's bands (from its usageThreshold and
+ * usageCritical knobs); the defaults are the default knobs', 60/70/85 %.
  */
-export interface UsageBands {
-  dimBelow: number;
-  amberFrom: number;
-  redFrom: number;
-}
-
-export const DEFAULT_USAGE_BANDS: Readonly<UsageBands> = Object.freeze({
-  dimBelow: 0.6,
-  amberFrom: 0.7,
-  redFrom: 0.85,
-});
-
-/** The colour of a window share in `bands` (the default knobs' when not given). */
-export function usageLevel(
-  share: number,
-  bands: Readonly<UsageBands> = DEFAULT_USAGE_BANDS,
-): 'dim' | 'normal' | 'amber' | 'red' {
-  if (share >= bands.redFrom) return 'red';
-  if (share >= bands.amberFrom) return 'amber';
-  if (share < bands.dimBelow) return 'dim';
-  return 'normal';
-}
+export {
+  DEFAULT_USAGE_BANDS,
+  usageLevelIn as usageLevel,
+  type UsageBands,
+} from '../../src/model/usage-rules.ts';
 
 /** The CSS class of a severity: `severity-info|warning|critical`. */
 export function severityClass(severity: string): string {

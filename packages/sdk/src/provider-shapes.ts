@@ -162,15 +162,17 @@ function anthropicResponse(body: Obj): ResponseFacts {
   facts.cacheWriteTokens = num(usage['cache_creation_input_tokens']);
   facts.contextTokens = facts.inputTokens + facts.cacheReadTokens + facts.cacheWriteTokens;
   const iterations = arr(usage['iterations']).filter(isObj);
-  // The context of the final sampling is the last `message` iteration's (the top-level usage
-  // sums the iterations of a server-side tool loop).
+  // The context of the final sampling is the last `message` iteration's when it counts anything
+  // (the top-level usage sums the iterations of a server-side tool loop). The service's rule
+  // (src/model/usage-rules.ts); test/unit/model/usage-rules.test.ts holds both to the same cases.
   const lastMessage = iterations.filter((i) => i['type'] === 'message').at(-1);
-  const sampledContext =
+  const lastCounts =
     lastMessage === undefined
-      ? facts.contextTokens
+      ? 0
       : num(lastMessage['input_tokens']) +
         num(lastMessage['cache_read_input_tokens']) +
         num(lastMessage['cache_creation_input_tokens']);
+  const sampledContext = lastCounts > 0 ? lastCounts : facts.contextTokens;
   facts.contextTokens = sampledContext;
   const compactionIterations = iterations.filter((i) => i['type'] === 'compaction');
   const content = arr(body['content']).filter(isObj);

@@ -359,7 +359,7 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
             .max(512)
             .optional()
             .describe(
-              'Only conversations whose id, or a run or trace id of theirs, contains this.',
+              'Only conversations whose id, a run or trace id of theirs, or their project (folder or repository) contains this.',
             ),
         }),
         response: { 200: pageOf(conversationSummary), 400: errorSchema },

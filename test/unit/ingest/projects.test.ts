@@ -281,6 +281,17 @@ describe('normalizeTranscript: projects', () => {
     ]);
   });
 
+  it('line times that step back: the last cwd written wins, timed at the latest line before it', () => {
+    const text = [
+      entry(SID, 3, '/a'),
+      entry(SID, 2, '/b'), // written after /a, stamped earlier
+      entry(SID, 4, '/b', true),
+    ].join('\n');
+    expect(normalizeTranscript(text, CTX).projects).toEqual([
+      { conversationId: SID, project: '/b', atNs: at(3) },
+    ]);
+  });
+
   it('no cwd anywhere: no project', () => {
     const text = [entry(SID, 1, undefined), entry(SID, 2, undefined, true)].join('\n');
     expect(normalizeTranscript(text, CTX).projects).toEqual([]);

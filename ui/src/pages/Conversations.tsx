@@ -48,7 +48,7 @@ function ConversationList({ query }: { query: string }) {
           <input
             type="search"
             value={draft}
-            placeholder="conversation, run or trace id"
+            placeholder="conversation, run or trace id, or project"
             aria-label="Search by id"
             onChange={(event) => setDraft(event.target.value)}
           />
@@ -62,7 +62,7 @@ function ConversationList({ query }: { query: string }) {
       {list.items.length === 0 && !list.loading && !list.error && (
         <Empty>
           {query
-            ? `No conversation, run or trace id contains “${query}”.`
+            ? `No conversation, run or trace id or project contains “${query}”.`
             : 'No conversations yet: send OpenTelemetry GenAI spans to /v1/traces.'}
         </Empty>
       )}
