@@ -88,8 +88,11 @@ export async function importCommand(
       try {
         text = await readFile(file, 'utf8');
       } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? String(error);
         io.stderr(
-          `${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})\n`,
+          code === 'EISDIR'
+            ? `${file}: a folder with no session files in it (Claude Code transcripts *.jsonl, Codex rollout-*.jsonl; compressed files are not read)\n`
+            : `${file}: cannot read (${code})\n`,
         );
         failed++;
         continue;

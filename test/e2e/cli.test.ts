@@ -272,6 +272,14 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('/nonexistent/session.jsonl: cannot read (ENOENT)');
     expectNoTrace(missing);
+    // a folder with nothing rotscope reads (here: only a compressed transcript) says so
+    const folder = mkdtempSync(path.join(tmpdir(), 'rotscope-import-empty-'));
+    writeFileSync(path.join(folder, 'session.jsonl.gz'), '');
+    const empty = await runCli(['import', folder], { env });
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain(`${folder}: a folder with no session files in it`);
+    expectNoTrace(empty);
+    rmSync(folder, { recursive: true, force: true });
   });
 
   it('analyze reports the findings of a real transcript; --fail-on sets the exit code', async () => {

@@ -328,13 +328,15 @@ describe('GET/PUT /api/alerts/context-rot', () => {
     expect(res2.json().message).toBe(`channels: unknown channel id ${id}`);
   });
 
-  it('declares the scopes: read for GET and the preview (it changes nothing), admin for PUT', () => {
+  it('declares the scopes: read for GET and the preview (it changes nothing), admin for PUT, ingest for the agent knobs', () => {
     expect(Object.fromEntries([...scopes].filter(([k]) => !k.startsWith('HEAD')))).toEqual({
       'GET /api/findings': 'read',
       'GET /api/findings/:id': 'read',
       'GET /api/alerts/context-rot': 'read',
       'PUT /api/alerts/context-rot': 'admin',
       'POST /api/alerts/context-rot/preview': 'read',
+      // the status line's and guard's knobs, read with the ingest token the hook holds
+      'GET /api/agent-knobs': 'ingest',
     });
   });
 });
