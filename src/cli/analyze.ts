@@ -18,6 +18,7 @@ import {
 import type { Compaction, LlmCall } from '../model/calls.ts';
 import {
   DETECTOR_IDS,
+  SEVERITIES,
   SEVERITY_RANK,
   type FindingDraft,
   type Severity,
@@ -48,7 +49,6 @@ export interface AnalyzeIo {
 const SPARK = '▁▂▃▄▅▆▇█';
 /** Sparklines longer than this many calls are bucketed (each bucket shows its fullest call). */
 const SPARK_WIDTH = 60;
-const SEVERITIES: readonly Severity[] = ['info', 'warning', 'critical'];
 
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 

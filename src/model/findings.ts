@@ -1,20 +1,17 @@
 /** Findings: what the detectors report (DESIGN §6, §8). */
 import { z } from 'zod';
 
-export type DetectorId = 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+import { DETECTOR_IDS, SEVERITIES, type DetectorId, type Severity } from './vocabulary.ts';
 
-export const DETECTOR_IDS: readonly DetectorId[] = [
-  'context_too_full',
-  'tool_takeover',
-  'history_lost',
-  'output_cut_off',
-];
-
-export type Severity = 'info' | 'warning' | 'critical';
-
-export const SEVERITIES: readonly Severity[] = ['info', 'warning', 'critical'];
-
-export const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
+export {
+  DETECTOR_IDS,
+  DETECTOR_TITLES,
+  detectorTitle,
+  SEVERITIES,
+  SEVERITY_RANK,
+  type DetectorId,
+  type Severity,
+} from './vocabulary.ts';
 
 export {
   COUNT_THRESHOLDS,

@@ -6,6 +6,7 @@
  * values and say the same thing about the rest.
  */
 import { z } from 'zod';
+import type { ThresholdKey } from './vocabulary.ts';
 
 type Kind = 'ratio' | 'count';
 
@@ -45,9 +46,9 @@ const TABLE = {
     default: 0.1,
     doc: 'System prompt shrink ratio that makes a drop a warning.',
   },
-} as const satisfies Record<string, { kind: Kind; default: number; doc: string }>;
+} as const satisfies Record<ThresholdKey, { kind: Kind; default: number; doc: string }>;
 
-export type ThresholdKey = keyof typeof TABLE;
+export type { ThresholdKey };
 
 /** The per-workspace knobs of the Context rot alert. Ratios are 0..1, counts whole and ≥ 1. */
 export type Thresholds = Record<ThresholdKey, number>;

@@ -112,18 +112,7 @@ export function splitSummary(summary: string): { happened: string; advice: strin
   return { happened: summary.slice(0, at), advice: summary.slice(at + ADVICE_MARK.length) };
 }
 
-/** Detector ids as people read them. */
-export const DETECTOR_TITLES: Record<string, string> = {
-  context_too_full: 'Context too full',
-  tool_takeover: 'Tool takeover',
-  history_lost: 'History lost',
-  output_cut_off: 'Output cut off',
-};
-
-/** A detector's title, or its id when unknown. */
-export function detectorTitle(detector: string): string {
-  return DETECTOR_TITLES[detector] ?? detector;
-}
+export { DETECTOR_TITLES, detectorTitle } from '../model/vocabulary.ts';
 
 /**
  * The headline numbers of a finding for human-readable channels: the scalar entries of

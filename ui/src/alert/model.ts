@@ -4,19 +4,15 @@
  * validation messages are placed next to the knob they name.
  */
 
-export type Severity = 'info' | 'warning' | 'critical';
-export const SEVERITIES: Severity[] = ['info', 'warning', 'critical'];
+import type { DetectorId, Severity, ThresholdKey } from '../../../src/model/vocabulary.ts';
 
-export type DetectorId = 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
-
-export type ThresholdKey =
-  | 'usageThreshold'
-  | 'usageCritical'
-  | 'toolShare'
-  | 'toolPersistCalls'
-  | 'dropRatio'
-  | 'dropMinTokens'
-  | 'systemShrink';
+export {
+  DETECTOR_TITLES,
+  SEVERITIES,
+  type DetectorId,
+  type Severity,
+  type ThresholdKey,
+} from '../../../src/model/vocabulary.ts';
 
 export type Thresholds = Record<ThresholdKey, number>;
 
@@ -84,13 +80,6 @@ export interface Draft {
   windowOverrides: Array<{ model: string; window: string }>;
   channels: Array<{ id: string; minSeverity: Severity }>;
 }
-
-export const DETECTOR_TITLES: Record<DetectorId, string> = {
-  context_too_full: 'Context too full',
-  tool_takeover: 'Tool takeover',
-  history_lost: 'History lost',
-  output_cut_off: 'Output cut off',
-};
 
 /** How a knob is written: a share of 0..1 (shown also as %), or a whole number of calls or tokens. */
 export type KnobUnit = 'share' | 'calls' | 'tokens';

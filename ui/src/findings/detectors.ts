@@ -1,16 +1,21 @@
-/** The detectors (DESIGN §6) as the console names them. */
-export const DETECTORS = [
-  { id: 'context_too_full', label: 'Context too full' },
-  { id: 'history_lost', label: 'History lost' },
-  { id: 'tool_takeover', label: 'Tool takeover' },
-  { id: 'output_cut_off', label: 'Output cut off' },
-] as const;
+/**
+ * The detectors (DESIGN §6) and severities as the console names them: the server's own lists
+ * (src/model/vocabulary.ts).
+ */
+import {
+  DETECTOR_IDS,
+  DETECTOR_TITLES,
+  detectorTitle,
+  SEVERITIES,
+  type DetectorId,
+} from '../../../src/model/vocabulary.ts';
 
-export type DetectorId = (typeof DETECTORS)[number]['id'];
+export { SEVERITIES, type DetectorId };
 
-export const SEVERITIES = ['info', 'warning', 'critical'] as const;
+/** The detectors with their labels, in the server's order. */
+export const DETECTORS: ReadonlyArray<{ id: DetectorId; label: string }> = DETECTOR_IDS.map(
+  (id) => ({ id, label: DETECTOR_TITLES[id] }),
+);
 
 /** The label of a detector id; an unknown id is shown as it is. */
-export function detectorLabel(id: string): string {
-  return DETECTORS.find((detector) => detector.id === id)?.label ?? id;
-}
+export const detectorLabel = detectorTitle;
