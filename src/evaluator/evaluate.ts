@@ -4,8 +4,7 @@
  * the detectors from the stored state, upserts findings with their outbox rows, and stores
  * the new position and state.
  */
-import { driveDetectors, FindingSet, type DetectorStates } from '../detectors/drive.ts';
-import { buildTimeline } from '../detectors/timeline.ts';
+import { FindingSet, type DetectorStates } from '../detectors/drive.ts';
 import type { Detector } from '../detectors/types.ts';
 import type { LlmCall } from '../model/calls.ts';
 import type { DetectorId, FindingDraft, Severity } from '../model/findings.ts';
@@ -22,14 +21,9 @@ import {
 import type { Db } from '../store/db.ts';
 import { enqueueDeliveries } from '../store/deliveries.ts';
 import { upsertFinding } from '../store/findings.ts';
-import {
-  loadTimelinePage,
-  pageOfPrefetched,
-  type PrefetchedPage,
-  type TimelinePosition,
-} from '../store/timeline.ts';
+import { pageOfPrefetched, type PrefetchedPage, type TimelinePosition } from '../store/timeline.ts';
+import { feedPage, replayPages } from './replay.ts';
 import { initialState, readState, type EvaluatorState } from './state.ts';
-import { applyWindowOverrides } from './window-overrides.ts';
 
 /** Tuning of one evaluation; the defaults suit every deployment so far. */
 export interface EvaluateOptions {
@@ -177,7 +171,6 @@ export async function evaluateConversation(
     options.alertSettings?.get(claimed.workspaceId) ??
     (await getAlertSettings(db, claimed.workspaceId));
   options.alertSettings?.set(claimed.workspaceId, settings);
-  const context = { thresholds: settings.thresholds };
   const resume = await resumePoint(db, claimed, detectors);
   let { state, position } = resume;
 
@@ -196,32 +189,24 @@ export async function evaluateConversation(
       state: { v: 1, sinceCheckpoint, detectors: states } satisfies EvaluatorState,
     });
   };
-  let calls = 0;
-  let settled = true;
-  for (;;) {
-    if (calls >= maxCalls) {
-      settled = false;
-      break;
-    }
-    const want = Math.min(pageSize, maxCalls - calls);
-    const prefetched =
-      calls === 0 && options.prefetched && samePosition(options.prefetched.after, position)
-        ? pageOfPrefetched(options.prefetched, want)
-        : undefined;
-    const page = prefetched ?? (await loadTimelinePage(db, key, position, want));
-    if (!page.last) break;
-    const pageCalls = page.calls.map((call) =>
-      applyWindowOverrides(call, settings.windowOverrides),
-    );
-    if (history)
-      for (const call of page.calls) history.set(`${call.traceId}:${call.spanId}`, call.endNs);
-    const items = buildTimeline(pageCalls, page.compactions);
-    const fed = driveDetectors(state.detectors, items, context, { detectors, findings, afterCall });
-    state = { v: 1, sinceCheckpoint, detectors: fed.states };
-    position = page.last;
-    calls += page.calls.length;
-    if (page.calls.length < want) break;
-  }
+  const prefetched = options.prefetched;
+  const replay = await replayPages(db, key, position, {
+    pageSize,
+    maxCalls,
+    firstPage: (want) =>
+      prefetched && samePosition(prefetched.after, position)
+        ? pageOfPrefetched(prefetched, want)
+        : undefined,
+    onPage: (page) => {
+      if (history)
+        for (const call of page.calls) history.set(`${call.traceId}:${call.spanId}`, call.endNs);
+      const states = feedPage(state.detectors, page, settings, { detectors, findings, afterCall });
+      state = { v: 1, sinceCheckpoint, detectors: states };
+    },
+  });
+  position = replay.position;
+  const calls = replay.calls;
+  const settled = !replay.budgetSpent;
 
   const result: EvaluationResult = {
     ...key,

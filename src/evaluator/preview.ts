@@ -2,9 +2,9 @@
  * The Context rot alert's preview: what a set of knobs (thresholds and window overrides) would
  * have found over the workspace's stored calls of the last days, before anyone saves them.
  *
- * It runs what the evaluator runs: the calls of each conversation read page by page with
- * `loadTimelinePage`, the window overrides applied with `applyWindowOverrides`, ordered by
- * `buildTimeline` and fed to the four detectors through `driveDetectors`, one `FindingSet`
+ * It runs what the evaluator runs, the same loop (./replay.ts): the calls of each conversation
+ * read page by page, the window overrides applied, ordered by `buildTimeline` and fed to the
+ * four detectors through `driveDetectors`, one `FindingSet`
  * keeping one finding per `(detector, anchor)` at its highest severity. So for calls the
  * evaluator sees in the same order, the preview's counts are the findings it writes with those
  * knobs. Differences: the preview starts each conversation at the window's start (an earlier
@@ -15,9 +15,8 @@
  * `limits.calls` calls in all; past either, the answer says `truncated` and counts what it read.
  * Nothing is written.
  */
-import { driveDetectors, FindingSet, type DetectorStates } from '../detectors/drive.ts';
+import { FindingSet, type DetectorStates } from '../detectors/drive.ts';
 import { DETECTORS } from '../detectors/registry.ts';
-import { buildTimeline } from '../detectors/timeline.ts';
 import {
   DETECTOR_IDS,
   SEVERITY_RANK,
@@ -30,7 +29,7 @@ import type { WindowOverride } from '../model/window-overrides.ts';
 import type { Db } from '../store/db.ts';
 import { listConversationsSince } from '../store/recent-conversations.ts';
 import { loadTimelinePage, type TimelinePosition } from '../store/timeline.ts';
-import { applyWindowOverrides } from './window-overrides.ts';
+import { feedPage, replayPages } from './replay.ts';
 
 /** The knobs a preview runs with: what `PUT /api/alerts/context-rot` would store. */
 export interface PreviewKnobs {
@@ -202,32 +201,23 @@ export async function previewContextRot(
     conversations += 1;
     const key = { workspaceId, conversationId: conversation.conversationId };
     // Every call starting at or after the window's start (span ids are never empty).
-    let position: TimelinePosition = { ns: String(sinceNs), spanId: '' };
+    const start: TimelinePosition = { ns: String(sinceNs), spanId: '' };
     for (const replay of replays) replay.states = {};
-    for (;;) {
-      const want = Math.min(PAGE_SIZE, limits.calls - calls);
-      if (want <= 0) {
-        // The call budget ran out here: truncated if the conversation goes on.
-        truncated ||= (await loadTimelinePage(db, key, position, 1)).last !== null;
-        break;
-      }
-      const page = await loadTimelinePage(db, key, position, want);
-      if (!page.last) break;
-      for (const replay of replays) {
-        const pageCalls = page.calls.map((call) =>
-          applyWindowOverrides(call, replay.knobs.windowOverrides),
-        );
-        const items = buildTimeline(pageCalls, page.compactions);
-        const context = { thresholds: replay.knobs.thresholds };
-        replay.states = driveDetectors(replay.states, items, context, {
-          detectors: DETECTORS,
-          findings: replay.findings,
-        }).states;
-      }
-      calls += page.calls.length;
-      position = page.last;
-      if (page.calls.length < want) break;
-    }
+    const read = await replayPages(db, key, start, {
+      pageSize: PAGE_SIZE,
+      maxCalls: limits.calls - calls,
+      onPage: (page) => {
+        for (const replay of replays)
+          replay.states = feedPage(replay.states, page, replay.knobs, {
+            detectors: DETECTORS,
+            findings: replay.findings,
+          });
+      },
+    });
+    calls += read.calls;
+    // The call budget ran out here: truncated if the conversation goes on.
+    if (read.budgetSpent)
+      truncated ||= (await loadTimelinePage(db, key, read.position, 1)).last !== null;
   }
 
   const [main, other] = replays;
