@@ -156,10 +156,18 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   // The JSON API's error handler: clear 4xx messages, 5xx details hidden (logged instead).
   app.setErrorHandler(
-    (error: { statusCode?: number; message: string; validation?: unknown }, request, reply) => {
+    (
+      error: { statusCode?: number; message: string; validation?: unknown; problems?: unknown },
+      request,
+      reply,
+    ) => {
       const status = error.statusCode ?? 500;
       if (status < 500)
-        return reply.code(status).send({ error: errorName(status), message: error.message });
+        return reply.code(status).send({
+          error: errorName(status),
+          message: error.message,
+          ...(Array.isArray(error.problems) ? { problems: error.problems } : {}),
+        });
       if (isDatabaseUnavailable(error)) {
         reply.header('retry-after', String(config.retryAfterSeconds));
         return reply

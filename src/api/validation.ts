@@ -14,10 +14,17 @@ import {
 
 /** The part of a request a schema error is about (fastify's `RequestPart`). */
 type RequestPart = 'body' | 'headers' | 'params' | 'querystring';
+type Problem = { path: Array<string | number>; message: string };
 
-/** An error the JSON API's error handler answers as a 400 with this message. */
+/** An error the JSON API's error handler answers as a 400 with this message (and its problems). */
 export class BadRequestError extends Error {
   readonly statusCode = 400;
+  constructor(
+    message: string,
+    readonly problems?: Problem[],
+  ) {
+    super(message);
+  }
 }
 
 /** Whether PostgreSQL can store a string as text or jsonb: no NUL, no lone UTF-16 surrogate. */
@@ -76,15 +83,24 @@ export function formatSchemaErrors(
   errors: FastifySchemaValidationError[],
   dataVar: RequestPart,
 ): Error {
-  const messages = errors.flatMap((error) => {
-    const path = `${dataVar}${error.instancePath === '/' ? '' : error.instancePath}`;
+  const problems = errors.flatMap((error): Problem[] => {
+    const keys = error.instancePath.split('/').filter((key) => key !== '');
+    const path = [dataVar, ...keys].join('/');
     const unknown = (error.params as { keys?: unknown }).keys;
     if (error.keyword === 'unrecognized_keys' && Array.isArray(unknown))
-      return unknown.map((key) => `${path}/${String(key)} is not a known field`);
+      return unknown.map((key) => ({
+        path: [dataVar, ...keys, String(key)],
+        message: `${path}/${String(key)} is not a known field`,
+      }));
     const message = error.message ?? 'is invalid';
-    return [`${path} ${message.charAt(0).toLowerCase()}${message.slice(1)}`];
+    return [
+      {
+        path: [dataVar, ...keys],
+        message: `${path} ${message.charAt(0).toLowerCase()}${message.slice(1)}`,
+      },
+    ];
   });
-  return new Error(messages.join(', '));
+  return new BadRequestError(problems.map((p) => p.message).join(', '), problems);
 }
 
 /** Registers a JSON API route plugin under the input rules above. */

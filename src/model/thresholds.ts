@@ -141,16 +141,20 @@ export interface ThresholdNaming {
 export function checkThresholds(
   values: Readonly<Record<ThresholdKey, unknown>>,
   naming: ThresholdNaming,
-): { ok: true; thresholds: Thresholds } | { ok: false; errors: string[] } {
+): { ok: true; thresholds: Thresholds } | { ok: false; errors: string[]; keys: ThresholdKey[] } {
   const parsed = thresholdsSchema.safeParse(values);
   if (parsed.success) return { ok: true, thresholds: parsed.data };
   const { name, shown } = naming;
-  const errors = parsed.error.issues.map((issue) => {
-    const key = issue.path[0] as ThresholdKey;
+  // each error with the knob it is about (the usageCritical ≥ usageThreshold rule: usageCritical)
+  const keys = parsed.error.issues.map((issue) =>
+    issue.code === 'custom' ? 'usageCritical' : (issue.path[0] as ThresholdKey),
+  );
+  const errors = parsed.error.issues.map((issue, i) => {
+    const key = keys[i]!;
     if (issue.code === 'custom') {
       return `${name('usageCritical')} (${shown('usageCritical')}) must be at least ${name('usageThreshold')} (${shown('usageThreshold')})`;
     }
     return `${name(key)} ${RULE[TABLE[key].kind]} (got ${shown(key)})`;
   });
-  return { ok: false, errors };
+  return { ok: false, errors, keys };
 }

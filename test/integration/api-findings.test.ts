@@ -255,53 +255,83 @@ describe('GET/PUT /api/alerts/context-rot', () => {
 
   it('answers 400 with every problem named, and changes nothing', async () => {
     const before = await get();
-    const cases: [unknown, string][] = [
+    // each problem with the field it names (below `body`), for the console to place it
+    const cases: [unknown, string, Array<Array<string | number>>][] = [
       [
         { thresholds: { toolShare: 1.5 } },
         'thresholds.toolShare must be a ratio between 0 and 1 (got 1.5)',
+        [['thresholds', 'toolShare']],
       ],
       [
         { thresholds: { dropRatio: -0.1 } },
         'thresholds.dropRatio must be a ratio between 0 and 1 (got -0.1)',
+        [['thresholds', 'dropRatio']],
       ],
       [
         { thresholds: { usageCritical: 0.5 } },
         'thresholds.usageCritical (0.5) must be at least thresholds.usageThreshold (0.6)',
+        [['thresholds', 'usageCritical']],
       ],
       [
         { thresholds: { toolPersistCalls: 0 } },
         'thresholds.toolPersistCalls must be a positive integer (got 0)',
+        [['thresholds', 'toolPersistCalls']],
       ],
       [
         { thresholds: { dropMinTokens: 2.5 } },
         'thresholds.dropMinTokens must be a positive integer (got 2.5)',
+        [['thresholds', 'dropMinTokens']],
       ],
-      [{ thresholds: { usageTreshold: 0.5 } }, 'unknown field thresholds.usageTreshold'],
-      [{ enabledd: true }, 'unknown field enabledd'],
+      [
+        { thresholds: { usageTreshold: 0.5 } },
+        'unknown field thresholds.usageTreshold',
+        [['thresholds', 'usageTreshold']],
+      ],
+      [{ enabledd: true }, 'unknown field enabledd', [['enabledd']]],
       [
         { windowOverrides: [{ model: ' ', window: 0 }] },
         'windowOverrides[0].model must be a non-empty model glob; windowOverrides[0].window must be a positive integer of at most 100000000 tokens (got 0)',
+        [
+          ['windowOverrides', 0, 'model'],
+          ['windowOverrides', 0, 'window'],
+        ],
       ],
       [
         { thresholds: { usageThreshold: 2, systemShrink: 7 } },
         'thresholds.usageThreshold must be a ratio between 0 and 1 (got 2); thresholds.systemShrink must be a ratio between 0 and 1 (got 7)',
+        [
+          ['thresholds', 'usageThreshold'],
+          ['thresholds', 'systemShrink'],
+        ],
       ],
       [
         { channels: [{ id: '424242', minSeverity: 'info' }] },
         'channels: unknown channel id 424242',
+        [['channels']],
       ],
     ];
-    for (const [payload, message] of cases) {
+    for (const [payload, message, paths] of cases) {
       const res = await put(payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json(), JSON.stringify(payload)).toEqual({
         error: 'bad_request',
         message,
         errors: message.split('; '),
+        problems: message.split('; ').map((text, i) => ({
+          path: ['body', ...paths[i]!],
+          message: text,
+        })),
       });
     }
-    // Shape errors come from the JSON schema.
-    expect((await put({ thresholds: { toolShare: 'lots' } })).statusCode).toBe(400);
+    // Shape errors come from the JSON schema, with the field too.
+    const shape = await put({ thresholds: { toolShare: 'lots' } });
+    expect(shape.statusCode).toBe(400);
+    expect(shape.json().problems).toEqual([
+      {
+        path: ['body', 'thresholds', 'toolShare'],
+        message: expect.stringMatching(/^body\/thresholds\/toolShare /),
+      },
+    ]);
     expect((await put({ enabled: 'maybe' })).statusCode).toBe(400);
     expect((await put({ channels: [{ id: '1', minSeverity: 'loud' }] })).statusCode).toBe(400);
     expect(await get()).toEqual(before);

@@ -149,6 +149,7 @@ describe('PATCH /api/channels/:id', () => {
     expect(unknown.json()).toEqual({
       error: 'bad_request',
       message: 'body/colour is not a known field',
+      problems: [{ path: ['body', 'colour'], message: 'body/colour is not a known field' }],
     });
     const unknownConfig = await inject('PATCH', `/api/channels/${id}`, {
       config: { ...(got.config as object), colour: 'red' },

@@ -28,7 +28,7 @@ import type { Db } from '../../store/db.ts';
 import { PREVIEW_DAYS, PREVIEW_LIMITS, previewContextRot } from '../../evaluator/preview.ts';
 import { isOverrideWindow, MAX_OVERRIDE_WINDOW } from '../../model/window-overrides.ts';
 import { usageBands } from '../../model/usage-bands.ts';
-import { isoTime } from '../schemas.ts';
+import { isoTime, problemSchema, type Problem } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
 
@@ -62,6 +62,12 @@ const errorSchema = z.object({
   error: z.string(),
   message: z.string(),
   errors: z.array(z.string()).optional().describe('Every problem, when there are several.'),
+  problems: z
+    .array(problemSchema)
+    .optional()
+    .describe(
+      'The same problems, each with the field it is about (`["body", "thresholds", "toolShare"]`).',
+    ),
 });
 
 /**
@@ -99,7 +105,8 @@ export type AlertSettingsInput = z.infer<typeof putBodySchema>;
 const KNOWN_KEYS = Object.keys(putBodySchema.shape);
 
 export type MergeResult =
-  { ok: true; settings: Omit<AlertSettings, 'updatedAt'> } | { ok: false; errors: string[] };
+  | { ok: true; settings: Omit<AlertSettings, 'updatedAt'> }
+  | { ok: false; errors: string[]; problems: Problem[] };
 
 /**
  * Merges a PUT body over the current settings and validates the result: thresholds by the
@@ -112,14 +119,16 @@ export function mergeAlertSettings(
   current: Omit<AlertSettings, 'updatedAt'>,
   input: AlertSettingsInput,
 ): MergeResult {
-  const errors: string[] = [];
+  const problems: Problem[] = [];
+  const problem = (path: Array<string | number>, message: string) =>
+    problems.push({ path: ['body', ...path], message });
   for (const key of Object.keys(input)) {
-    if (!KNOWN_KEYS.includes(key)) errors.push(`unknown field ${key}`);
+    if (!KNOWN_KEYS.includes(key)) problem([key], `unknown field ${key}`);
   }
   const given = input.thresholds ?? {};
   for (const key of Object.keys(given)) {
     if (!THRESHOLD_KEYS.includes(key as keyof Thresholds))
-      errors.push(`unknown field thresholds.${key}`);
+      problem(['thresholds', key], `unknown field thresholds.${key}`);
   }
   const thresholds: Thresholds = { ...current.thresholds };
   for (const key of THRESHOLD_KEYS) {
@@ -130,18 +139,23 @@ export function mergeAlertSettings(
     name: (key) => `thresholds.${key}`,
     shown: (key) => String(thresholds[key]),
   });
-  if (!checked.ok) errors.push(...checked.errors);
+  if (!checked.ok)
+    checked.errors.forEach((message, i) => problem(['thresholds', checked.keys[i]!], message));
   const windowOverrides = input.windowOverrides ?? current.windowOverrides;
   windowOverrides.forEach((override, i) => {
     if (override.model.trim() === '')
-      errors.push(`windowOverrides[${i}].model must be a non-empty model glob`);
+      problem(
+        ['windowOverrides', i, 'model'],
+        `windowOverrides[${i}].model must be a non-empty model glob`,
+      );
     if (!isOverrideWindow(override.window)) {
-      errors.push(
+      problem(
+        ['windowOverrides', i, 'window'],
         `windowOverrides[${i}].window must be a positive integer of at most ${MAX_OVERRIDE_WINDOW} tokens (got ${override.window})`,
       );
     }
   });
-  if (errors.length > 0) return { ok: false, errors };
+  if (problems.length > 0) return { ok: false, errors: problems.map((p) => p.message), problems };
   return {
     ok: true,
     settings: {
@@ -205,8 +219,8 @@ const previewSchema = z.object({
 
 /** Thrown inside the PUT transaction to roll it back with a 400. */
 class InvalidSettings extends Error {
-  constructor(readonly errors: string[]) {
-    super(errors.join('; '));
+  constructor(readonly problems: Problem[]) {
+    super(problems.map((p) => p.message).join('; '));
   }
 }
 
@@ -260,7 +274,7 @@ export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
         await db.transaction().execute(async (trx) => {
           const current = await lockAlertSettings(trx, workspaceId);
           const merged = mergeAlertSettings(current, request.body);
-          if (!merged.ok) throw new InvalidSettings(merged.errors);
+          if (!merged.ok) throw new InvalidSettings(merged.problems);
           await putAlertSettings(trx, workspaceId, merged.settings);
           if (request.body.channels) {
             const channels: AlertChannel[] = request.body.channels.map((c) => ({
@@ -268,14 +282,20 @@ export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
               minSeverity: c.minSeverity,
             }));
             const set = await setAlertChannels(trx, workspaceId, channels);
-            if (!set.ok) throw new InvalidSettings([`channels: ${set.error}`]);
+            if (!set.ok)
+              throw new InvalidSettings([
+                { path: ['body', 'channels'], message: `channels: ${set.error}` },
+              ]);
           }
         });
       } catch (error) {
         if (!(error instanceof InvalidSettings)) throw error;
-        return reply
-          .code(400)
-          .send({ error: 'bad_request', message: error.message, errors: error.errors });
+        return reply.code(400).send({
+          error: 'bad_request',
+          message: error.message,
+          errors: error.problems.map((p) => p.message),
+          problems: error.problems,
+        });
       }
       return readSettings(db, workspaceId);
     },
@@ -303,6 +323,7 @@ export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           error: 'bad_request',
           message: merged.errors.join('; '),
           errors: merged.errors,
+          problems: merged.problems,
         });
       }
       return previewContextRot(db, request.workspaceId, merged.settings, {

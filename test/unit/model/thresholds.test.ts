@@ -60,7 +60,9 @@ describe('thresholds', () => {
       ],
     ],
   ])('refuses %j with every problem named', (changes, errors) => {
-    expect(check(changes)).toEqual({ ok: false, errors });
+    // each error with the knob it names first (the API places it with that knob)
+    const keys = errors.map((error) => /^t\.(\w+)/.exec(error)![1]);
+    expect(check(changes)).toEqual({ ok: false, errors, keys });
   });
 
   it('accepts the edges: ratios 0 and 1, counts 1, usageCritical equal to usageThreshold', () => {

@@ -198,28 +198,34 @@ export interface PlacedErrors {
   other: string[];
 }
 
+/** One problem of an API 400: the field it is about (`['body', 'thresholds', 'toolShare']`). */
+export interface Problem {
+  path: Array<string | number>;
+  message: string;
+}
+
 /**
- * Places the API's messages: `thresholds.toolShare must be …` (or a schema message on
- * `body/thresholds/toolShare`) beside that knob, `windowOverrides[1].window …` beside that row,
- * `channels: …` in the channels section, anything else at the top.
+ * Places the API's problems by the field each names: a threshold's beside that knob, a window
+ * override's beside that row, the channels' in the channels section, anything else at the top.
  */
-export function placeErrors(messages: readonly string[]): PlacedErrors {
+export function placeErrors(problems: readonly Problem[]): PlacedErrors {
   const placed: PlacedErrors = { knobs: {}, overrides: {}, channels: [], other: [] };
-  for (const message of messages) {
-    const knob = /^(?:thresholds\.|body\/thresholds\/)(\w+)/.exec(message)?.[1] as
-      ThresholdKey | undefined;
-    const row = /^(?:windowOverrides\[|body\/windowOverrides\/)(\d+)/.exec(message)?.[1];
-    if (knob && THRESHOLD_KEYS.includes(knob)) (placed.knobs[knob] ??= []).push(message);
-    else if (row !== undefined) (placed.overrides[Number(row)] ??= []).push(message);
-    else if (/^(channels|body\/channels)/.test(message)) placed.channels.push(message);
+  for (const { path, message } of problems) {
+    const [part, field, item] = path;
+    const knob = field === 'thresholds' ? (item as ThresholdKey) : undefined;
+    if (part === 'body' && knob !== undefined && THRESHOLD_KEYS.includes(knob))
+      (placed.knobs[knob] ??= []).push(message);
+    else if (part === 'body' && field === 'windowOverrides' && typeof item === 'number')
+      (placed.overrides[item] ??= []).push(message);
+    else if (part === 'body' && field === 'channels') placed.channels.push(message);
     else placed.other.push(message);
   }
   return placed;
 }
 
-/** The messages of an API error: its `errors` list, else its message split on `, `. */
-export function messagesOf(error: { message: string; body?: unknown }): string[] {
-  const body = error.body as { errors?: unknown } | undefined;
-  if (body && Array.isArray(body.errors)) return body.errors.map(String);
-  return error.message.split(/, (?=body\/)/);
+/** The problems of an API error: its `problems`, else its message at the top. */
+export function problemsOf(error: { message: string; body?: unknown }): Problem[] {
+  const body = error.body as { problems?: unknown } | undefined;
+  if (body && Array.isArray(body.problems)) return body.problems as Problem[];
+  return [{ path: [], message: error.message }];
 }

@@ -9,7 +9,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { AlertChannels } from '../alert/AlertChannels.tsx';
 import { Knobs } from '../alert/Knobs.tsx';
 import {
-  messagesOf,
+  problemsOf,
   placeErrors,
   toBody,
   toDraft,
@@ -71,7 +71,7 @@ export default function AlertPage(_props: { route: Route }) {
       return result;
     } catch (error) {
       if (error instanceof ApiError && error.status === 400)
-        setErrors(placeErrors(messagesOf(error)));
+        setErrors(placeErrors(problemsOf(error)));
       else setErrors({ ...NO_ERRORS, other: [(error as Error).message] });
       return undefined;
     } finally {
