@@ -87,8 +87,8 @@ export function readGuardConfig(env: Env): GuardConfig {
   const parsed = obj(JSON.parse(text));
   if (!parsed) throw new Error(`${guardConfigPath(env)} is not a JSON object`);
   if (parsed.enabled === false) config.enabled = false;
-  const share = positive(parsed.toolShare);
-  if (share !== undefined && share <= 1) config.toolShare = share;
+  const share = shareOf(parsed.toolShare);
+  if (share !== null) config.toolShare = share;
   for (const [tool, budget] of Object.entries(obj(parsed.budgets) ?? {})) {
     const tokens = positive(budget);
     if (tokens !== undefined) config.budgets[tool] = Math.round(tokens);

@@ -374,9 +374,13 @@ function hookSpanBody(s: {
   };
 }
 
+/** `path` on the server of ROTSCOPE_URL (set: the callers check). */
+const serverUrl = (env: Env, path: string) =>
+  `${str(env.ROTSCOPE_URL)!.replace(/\/+$/, '')}${path}`;
+
 /** POSTs the span to `${ROTSCOPE_URL}/v1/traces`; an error text on failure, else null. */
 async function sendSpan(body: unknown, env: Env): Promise<string | null> {
-  const url = `${str(env.ROTSCOPE_URL)!.replace(/\/+$/, '')}/v1/traces`;
+  const url = serverUrl(env, '/v1/traces');
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   const token = str(env.ROTSCOPE_TOKEN);
   if (token) headers.authorization = `Bearer ${token}`;
@@ -546,7 +550,7 @@ async function withKnobs(env: Env, log: (text: string) => void, work: Promise<vo
 async function saveKnobs(env: Env, log: (text: string) => void): Promise<void> {
   const file = knobsPath(env);
   if (file === null) return;
-  const url = `${str(env.ROTSCOPE_URL)!.replace(/\/+$/, '')}/api/agent-knobs`;
+  const url = serverUrl(env, '/api/agent-knobs');
   const token = str(env.ROTSCOPE_TOKEN);
   try {
     const response = await fetch(url, {

@@ -23,14 +23,6 @@ const CHUNK = 64 * 1024;
 const MAX_SCAN = 8 * 1024 * 1024;
 const M1 = 1_000_000;
 const K200 = 200_000;
-/**
- * The colour bands: dim below dimBelow, plain up to amberFrom (60–70% is "worth a look", no
- * colour), amber, red. These are the default knobs' bands (src/model/usage-bands.ts); with a
- * server configured, the SessionStart hook writes the workspace's own to the knobs file
- * ({@link knobsPath}) and they are used instead, so the line turns amber where the detector fires.
- */
-export type Bands = UsageBands;
-export const DEFAULT_BANDS: Readonly<Bands> = DEFAULT_USAGE_BANDS;
 
 const obj = (v: unknown): Obj | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
@@ -221,15 +213,19 @@ export function readKnobs(env: Record<string, string | undefined>): Obj | undefi
 export const shareOf = (v: unknown): number | null =>
   typeof v === 'number' && v > 0 && v <= 1 ? v : null;
 
-/** The workspace's bands from the knobs file; the defaults when it is absent or not sane. */
-export function readBands(env: Record<string, string | undefined>): Bands {
+/**
+ * The colour bands (dim below dimBelow, plain up to amberFrom: 60–70% is "worth a look", no
+ * colour; amber; red): the workspace's, which the SessionStart hook writes to the knobs file,
+ * so the line turns amber where the detector fires; the default knobs' bands
+ * (src/model/usage-rules.ts) when the file is absent or not sane.
+ */
+export function readBands(env: Record<string, string | undefined>): Readonly<UsageBands> {
   const bands = obj(readKnobs(env)?.bands);
-  const share = shareOf;
-  const dimBelow = share(bands?.dimBelow);
-  const amberFrom = share(bands?.amberFrom);
-  const redFrom = share(bands?.redFrom);
-  if (dimBelow === null || amberFrom === null || redFrom === null) return DEFAULT_BANDS;
-  if (!(dimBelow <= amberFrom && amberFrom <= redFrom)) return DEFAULT_BANDS;
+  const dimBelow = shareOf(bands?.dimBelow);
+  const amberFrom = shareOf(bands?.amberFrom);
+  const redFrom = shareOf(bands?.redFrom);
+  if (dimBelow === null || amberFrom === null || redFrom === null) return DEFAULT_USAGE_BANDS;
+  if (!(dimBelow <= amberFrom && amberFrom <= redFrom)) return DEFAULT_USAGE_BANDS;
   return { dimBelow, amberFrom, redFrom };
 }
 
@@ -238,7 +234,7 @@ export function formatStatusLine(
   git: { repo: string; branch: string } | null,
   reading: Reading | null,
   color: boolean,
-  bands: Bands = DEFAULT_BANDS,
+  bands: Readonly<UsageBands> = DEFAULT_USAGE_BANDS,
 ): string {
   const where = git ? `${git.repo} ${git.branch} · ` : '';
   if (!reading) return `${where}ctx –`;
@@ -274,7 +270,7 @@ export function statuslineCommand(
         dir ? gitInfo(dir) : null,
         reading,
         color,
-        reading ? readBands(env) : DEFAULT_BANDS,
+        reading ? readBands(env) : DEFAULT_USAGE_BANDS,
       );
     }
   } catch {

@@ -46,6 +46,10 @@ export interface IngestMark {
   historyBeforeNs?: string;
 }
 
+/** Rows in conversation id order: a fixed order of row locks, so batches cannot deadlock. */
+const byConversationId = (a: { conversationId: string }, b: { conversationId: string }) =>
+  a.conversationId < b.conversationId ? -1 : a.conversationId > b.conversationId ? 1 : 0;
+
 /**
  * Marks conversations as having new items (run in the ingest transaction): dirty (since now
  * unless already dirty), last ingest now, `pending_from_ns` lowered to the earliest new item, `call_count` increased.
@@ -73,9 +77,7 @@ export async function markConversationsDirty(
         : mark,
     );
   }
-  const rows = [...merged.values()].sort((a, b) =>
-    a.conversationId < b.conversationId ? -1 : a.conversationId > b.conversationId ? 1 : 0,
-  );
+  const rows = [...merged.values()].sort(byConversationId);
   await db
     .insertInto('conversations')
     .values(
@@ -116,9 +118,7 @@ export async function noteProjects(
   projects: readonly ConversationProject[],
 ): Promise<void> {
   if (projects.length === 0) return;
-  const rows = latestProjects(projects).sort((a, b) =>
-    a.conversationId < b.conversationId ? -1 : a.conversationId > b.conversationId ? 1 : 0,
-  );
+  const rows = latestProjects(projects).sort(byConversationId);
   await db
     .insertInto('conversations')
     .values(

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
+import { jsonRequest, jsonSpan } from '../helpers/otlp-bodies.ts';
 import {
   browserMissing,
   launchBrowser,
@@ -41,41 +42,24 @@ const LIBRARY: Array<{ id: string; resource: Record<string, string>; full: strin
 
 /** One GenAI chat span of `id` as OTLP/HTTP JSON, a minute ago plus `offsetMs`. */
 function chatBody(id: string, resource: Record<string, string>, offsetMs: number): unknown {
-  const start = BigInt(Date.now() - 60_000 + offsetMs) * 1_000_000n;
-  const attrs = (o: Record<string, string | number>) =>
-    Object.entries(o).map(([key, v]) => ({
-      key,
-      value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v },
-    }));
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: attrs({ 'service.name': 'agent-app', ...resource }) },
-        scopeSpans: [
-          {
-            scope: { name: 'conversation-project-test' },
-            spans: [
-              {
-                traceId: Buffer.from(id).toString('hex').padEnd(32, '0').slice(0, 32),
-                spanId: '00000000000000a1',
-                name: 'chat gpt-4o',
-                kind: 3,
-                startTimeUnixNano: String(start),
-                endTimeUnixNano: String(start + 500_000_000n),
-                attributes: attrs({
-                  'gen_ai.operation.name': 'chat',
-                  'gen_ai.request.model': 'gpt-4o',
-                  'gen_ai.conversation.id': id,
-                  'gen_ai.usage.input_tokens': 2_000,
-                  'gen_ai.usage.output_tokens': 40,
-                }),
-              },
-            ],
-          },
-        ],
-      },
-    ],
-  };
+  const span = jsonSpan({
+    traceId: Buffer.from(id).toString('hex').padEnd(32, '0').slice(0, 32),
+    spanId: '00000000000000a1',
+    startNs: BigInt(Date.now() - 60_000 + offsetMs) * 1_000_000n,
+    durationNs: 500_000_000n,
+    attributes: {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.conversation.id': id,
+      'gen_ai.usage.input_tokens': 2_000,
+      'gen_ai.usage.output_tokens': 40,
+    },
+  });
+  return jsonRequest(
+    [span],
+    { 'service.name': 'agent-app', ...resource },
+    'conversation-project-test',
+  );
 }
 
 describe.skipIf(browserMissing)("a conversation's project in the console", () => {

@@ -14,6 +14,23 @@ export interface JsonSpanOptions {
   name?: string;
   attributes?: Record<string, string | number | boolean>;
   startNs?: bigint;
+  /** How long the span lasts (default 1 ms). */
+  durationNs?: bigint;
+}
+
+/** OTLP/JSON attributes: strings, booleans, integers and doubles as their own value kinds. */
+export function jsonAttributes(attributes: Record<string, string | number | boolean>) {
+  return Object.entries(attributes).map(([key, value]) => ({
+    key,
+    value:
+      typeof value === 'string'
+        ? { stringValue: value }
+        : typeof value === 'boolean'
+          ? { boolValue: value }
+          : Number.isInteger(value)
+            ? { intValue: String(value) }
+            : { doubleValue: value },
+  }));
 }
 
 export function jsonSpan(options: JsonSpanOptions = {}) {
@@ -24,32 +41,30 @@ export function jsonSpan(options: JsonSpanOptions = {}) {
     name: options.name ?? 'chat gpt-4o',
     kind: 3,
     startTimeUnixNano: start.toString(),
-    endTimeUnixNano: (start + 1_000_000n).toString(),
-    attributes: Object.entries(
+    endTimeUnixNano: (start + (options.durationNs ?? 1_000_000n)).toString(),
+    attributes: jsonAttributes(
       options.attributes ?? {
         'gen_ai.operation.name': 'chat',
         'gen_ai.request.model': 'gpt-4o',
         'gen_ai.usage.input_tokens': 1200,
         'gen_ai.usage.output_tokens': 80,
       },
-    ).map(([key, value]) => ({
-      key,
-      value:
-        typeof value === 'string'
-          ? { stringValue: value }
-          : typeof value === 'boolean'
-            ? { boolValue: value }
-            : Number.isInteger(value)
-              ? { intValue: String(value) }
-              : { doubleValue: value },
-    })),
+    ),
   };
 }
 
-export function jsonRequest(spans: unknown[]) {
+/** An OTLP/JSON export request of `spans` under one resource (none: no attributes). */
+export function jsonRequest(
+  spans: unknown[],
+  resource: Record<string, string | number | boolean> = {},
+  scope = 'test',
+) {
   return {
     resourceSpans: [
-      { resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'test' }, spans }] },
+      {
+        resource: { attributes: jsonAttributes(resource) },
+        scopeSpans: [{ scope: { name: scope }, spans }],
+      },
     ],
   };
 }

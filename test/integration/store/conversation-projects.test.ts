@@ -19,6 +19,7 @@ import { IngestPipeline } from '../../../src/receiver/pipeline.ts';
 import { listConversations } from '../../../src/store/browse.ts';
 import { noteProjects, projectsOf } from '../../../src/store/conversations.ts';
 import { ensureWorkspace } from '../../../src/store/workspaces.ts';
+import { jsonRequest, jsonSpan } from '../../helpers/otlp-bodies.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 const REAL = join(import.meta.dirname, '../../fixtures/real');
@@ -36,13 +37,6 @@ afterAll(async () => {
 const ns = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
 const BASE_MS = Date.UTC(2026, 10, 1, 12, 0, 0);
 
-type Value = { stringValue: string } | { intValue: string };
-const attrs = (o: Record<string, string | number>) =>
-  Object.entries(o).map(([key, v]) => ({
-    key,
-    value: (typeof v === 'number' ? { intValue: String(v) } : { stringValue: v }) as Value,
-  }));
-
 let spanCounter = 0;
 /** One GenAI chat call of `conversationId` as OTLP/HTTP JSON, its resource's attributes given. */
 function chatBody(
@@ -51,36 +45,25 @@ function chatBody(
   resource: Record<string, string> = {},
 ): unknown {
   spanCounter++;
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: attrs({ 'service.name': 'agent-app', ...resource }) },
-        scopeSpans: [
-          {
-            scope: { name: 'conversation-projects-test' },
-            spans: [
-              {
-                traceId: spanCounter.toString(16).padStart(32, 'e'),
-                spanId: spanCounter.toString(16).padStart(16, '0'),
-                name: 'chat gpt-4o',
-                kind: 3,
-                startTimeUnixNano: ns(startMs),
-                endTimeUnixNano: ns(startMs + 500),
-                attributes: attrs({
-                  'gen_ai.operation.name': 'chat',
-                  'gen_ai.provider.name': 'openai',
-                  'gen_ai.request.model': 'gpt-4o',
-                  'gen_ai.conversation.id': conversationId,
-                  'gen_ai.usage.input_tokens': 1_000,
-                  'gen_ai.usage.output_tokens': 20,
-                }),
-              },
-            ],
-          },
-        ],
-      },
-    ],
-  };
+  const span = jsonSpan({
+    traceId: spanCounter.toString(16).padStart(32, 'e'),
+    spanId: spanCounter.toString(16).padStart(16, '0'),
+    startNs: BigInt(startMs) * 1_000_000n,
+    durationNs: 500_000_000n,
+    attributes: {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.conversation.id': conversationId,
+      'gen_ai.usage.input_tokens': 1_000,
+      'gen_ai.usage.output_tokens': 20,
+    },
+  });
+  return jsonRequest(
+    [span],
+    { 'service.name': 'agent-app', ...resource },
+    'conversation-projects-test',
+  );
 }
 
 async function postTraces(body: unknown): Promise<void> {
