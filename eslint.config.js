@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
  * own folder and the layers below its own, never a sibling folder of its layer or anything above.
  *   0  model/, config.ts
  *   1  otlp/, ingest/, detectors/, store/, log/
- *   2  receiver/, evaluator/, notifier/        (the pipeline stages)
+ *   2  receiver/, evaluator/, notifier/, reading/   (the pipeline stages; reading/ is the read side)
  *   3  api/, cli/
  *   4  main.ts, loops.ts, bootstrap-token.ts, startup.ts   (the composition root)
  *   5  entry.ts                                            (the command's dispatcher)
@@ -16,7 +16,7 @@ import tseslint from 'typescript-eslint';
 const LAYERS = [
   ['model'],
   ['otlp', 'ingest', 'detectors', 'store', 'log'],
-  ['receiver', 'evaluator', 'notifier'],
+  ['receiver', 'evaluator', 'notifier', 'reading'],
   ['api', 'cli'],
 ];
 const ROOT_FILES = ['main', 'loops', 'bootstrap-token', 'startup', 'entry'];

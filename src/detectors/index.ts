@@ -7,7 +7,7 @@ export { contextTooFull } from './context-too-full.ts';
 export { historyLost } from './history-lost.ts';
 export { outputCutOff, isCutOff } from './output-cut-off.ts';
 export { toolTakeover } from './tool-takeover.ts';
-export { DETECTORS } from './registry.ts';
+export { DETECTORS, DETECTOR_NEEDS, type DetectorNeeds } from './registry.ts';
 export {
   driveDetectors,
   initialStates,

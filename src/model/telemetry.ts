@@ -84,3 +84,7 @@ export interface Decoded<T> {
   items: T[];
   rejected: Rejection[];
 }
+
+/** A time in nanoseconds since the epoch (decimal text) as an ISO string, to the millisecond. */
+export const nsToIso = (ns: string | null): string | null =>
+  ns === null ? null : new Date(Number(BigInt(ns) / 1_000_000n)).toISOString();

@@ -9,15 +9,13 @@ import { contextWindowFor, overrideWindow } from '../../ingest/windows.ts';
 import { DETECTOR_IDS } from '../../model/findings.ts';
 import type { WindowOverride } from '../../model/window-overrides.ts';
 import { getAlertSettings } from '../../store/alerts.ts';
+import { getConversation, getRun, listConversations } from '../../store/browse.ts';
 import {
-  getConversation,
   getCoverage,
-  getRun,
-  listConversations,
   modelsWithoutWindow,
   type Coverage,
   type ModelWindowCoverage,
-} from '../../store/browse.ts';
+} from '../../reading/coverage.ts';
 import { NO_WORKSPACE, recentRefusals, refusalsWithoutWorkspace } from '../../store/refusals.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { reasonText, refusalHint } from '../refusals.ts';

@@ -1,16 +1,16 @@
 /**
  * The run view's data (issue 9, the console's run view):
  * - `GET /api/conversations/:id/strip` and `GET /api/runs/:id/strip`: the context growth strip,
- *   one row per LLM call in start order as columns (src/store/strip.ts), with the findings that
+ *   one row per LLM call in start order as columns (src/reading/strip.ts), with the findings that
  *   mark it (drops, cut-off outputs, tool takeovers), the usage thresholds to draw and the
  *   colour bands of a call's usage, from the workspace's knobs (src/model/usage-bands.ts);
- * - `GET /api/findings/:id/what-was-lost`: one drop's detail (src/store/what-was-lost.ts).
+ * - `GET /api/findings/:id/what-was-lost`: one drop's detail (src/reading/what-was-lost.ts).
  */
 import { z } from 'zod';
 import { usageBands } from '../../model/usage-bands.ts';
 import { getAlertSettings } from '../../store/alerts.ts';
-import { loadStrip, type StripScope } from '../../store/strip.ts';
-import { loadWhatWasLost } from '../../store/what-was-lost.ts';
+import { loadStrip, type StripScope } from '../../reading/strip.ts';
+import { loadWhatWasLost } from '../../reading/what-was-lost.ts';
 import { errorSchema, isoTime } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
@@ -144,7 +144,7 @@ const whatWasLostSchema = z.object({
 });
 
 /**
- * The strip is written as is: it is built to `stripSchema` by src/store/strip.ts, and checking
+ * The strip is written as is: it is built to `stripSchema` by src/reading/strip.ts, and checking
  * its 100,000+ values on every answer (the zod serializer's parse) costs more than building it.
  * The schema still documents it (OpenAPI) and the tests check the shape.
  */

@@ -43,6 +43,24 @@ describe('the layer lint', { timeout: 60_000 }, () => {
     ).toEqual([expect.stringContaining('src/detectors/ (layer 1) may not import')]);
   });
 
+  it('keeps the read side (reading/) above the store and below the API', async () => {
+    expect(
+      await layerErrors(
+        'src/store/probe.ts',
+        "export { loadStrip } from '../reading/strip.ts';\n",
+      ),
+    ).toEqual([expect.stringContaining('src/store/ (layer 1) may not import')]);
+    expect(
+      await layerErrors('src/reading/probe.ts', "export { buildApp } from '../api/app.ts';\n"),
+    ).toEqual([expect.stringContaining('src/reading/ (layer 2) may not import')]);
+    expect(
+      await layerErrors(
+        'src/reading/probe.ts',
+        "export { DETECTOR_NEEDS } from '../detectors/registry.ts';\nexport { getFinding } from '../store/findings.ts';\n",
+      ),
+    ).toEqual([]);
+  });
+
   it('judges config.ts (layer 0) by its ./ imports', async () => {
     expect(
       await layerErrors(

@@ -3,22 +3,28 @@
  * LLM call in `(start_ns, span_id)` order, served as columns (one array per field, repeated
  * strings as indexes into small dictionaries), so a run of 10,000 calls is a few hundred KB of
  * numbers rather than 10,000 call objects. Only what the page draws is read: no raw spans, no
- * message content. The drops (history_lost), cut-off outputs and tool takeovers come from the
- * stored findings and point by index at the call their text is about (src/store/strip-marks.ts).
+ * message content (the rows: src/store/strip-rows.ts). The drops (history_lost), cut-off outputs
+ * and tool takeovers come from the stored findings and point by index at the call their text is
+ * about (src/reading/strip-marks.ts).
  *
  * A call's parts are its input as tool_takeover counts it (src/model/held-results.ts): where the
  * producer reports only each call's new tool results (Claude Code's telemetry), the results
  * the stream still holds are stacked on every later call until a compaction or a history cut,
  * so a bar shows the share the finding gives.
  */
-import { sql } from 'kysely';
 import type { InputParts } from '../model/calls.ts';
 import { heldPerCall, type HeldItem, type ToolSizes } from '../model/held-results.ts';
-import type { Db } from './db.ts';
+import type { Db } from '../store/db.ts';
+import {
+  stripCalls,
+  stripCompactions,
+  stripFindings,
+  type StripRow,
+  type StripScope,
+} from '../store/strip-rows.ts';
 import { markedCalls } from './strip-marks.ts';
 
-/** Which calls: a conversation's, or a run's (its run id or its trace id). */
-export type StripScope = { conversationId: string } | { runId: string };
+export type { StripScope } from '../store/strip-rows.ts';
 
 /** The most calls one strip returns (the first ones, in start order). */
 export const MAX_STRIP_CALLS = 100_000;
@@ -140,26 +146,6 @@ function partPairs(
   return pairs;
 }
 
-/** One call as `json_build_array` gives it, in the order of the select above. */
-type StripRow = [
-  traceId: string,
-  spanId: string,
-  startNs: string,
-  streamKey: string,
-  agentId: string | null,
-  sideCall: string | null,
-  model: string | null,
-  input: number | null,
-  cacheRead: number | null,
-  cacheWrite: number | null,
-  output: number | null,
-  context: number | null,
-  window: number | null,
-  windowSource: string | null,
-  finish: string | null,
-  parts: InputParts | null,
-];
-
 const nsToMs = (ns: string | number | bigint): number => Number(BigInt(ns) / 1000n) / 1000;
 
 /** The calls and the compactions of their streams in the detectors' order (a compaction first at the same ns). */
@@ -189,84 +175,17 @@ export async function loadStrip(
   scope: StripScope,
   limit = MAX_STRIP_CALLS,
 ): Promise<Strip | undefined> {
-  // one JSON text for every row: PGlite (and pg) decode one value instead of 16 per call, ~5x faster
-  const page = db
-    .selectFrom('llm_calls')
-    .select([
-      'trace_id',
-      'span_id',
-      'start_ns',
-      'stream_key',
-      'agent_id',
-      'side_call',
-      sql<string | null>`coalesce(response_model, request_model)`.as('model'),
-      'input_tokens_raw',
-      'cache_read_tokens',
-      'cache_write_tokens',
-      'output_tokens',
-      'context_tokens',
-      'context_window',
-      'window_source',
-      'finish_reason_raw',
-      'parts',
-    ])
-    .where('workspace_id', '=', workspaceId)
-    .where((eb) =>
-      'conversationId' in scope
-        ? eb('conversation_id', '=', scope.conversationId)
-        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
-    )
-    .orderBy('start_ns')
-    .orderBy('span_id')
-    .limit(limit + 1)
-    .as('c');
-  const agg = await db
-    .selectFrom(page)
-    .select(
-      sql<string | null>`json_agg(json_build_array(c.trace_id, c.span_id, c.start_ns::text,
-        c.stream_key, c.agent_id, c.side_call, c.model, c.input_tokens_raw, c.cache_read_tokens,
-        c.cache_write_tokens, c.output_tokens, c.context_tokens, c.context_window,
-        c.window_source, c.finish_reason_raw, c.parts) ORDER BY c.start_ns, c.span_id)::text`.as(
-        'rows',
-      ),
-    )
-    .executeTakeFirst();
-  const rows = agg?.rows ? (JSON.parse(agg.rows) as StripRow[]) : [];
-  const findingRows = await db
-    .selectFrom('findings')
-    .select(['id', 'detector', 'severity', 'kind', 'trace_id', 'span_id', 'summary', 'details'])
-    .where('workspace_id', '=', workspaceId)
-    .where((eb) =>
-      'conversationId' in scope
-        ? eb('conversation_id', '=', scope.conversationId)
-        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
-    )
-    .orderBy('id')
-    .execute();
+  const rows = await stripCalls(db, workspaceId, scope, limit + 1);
+  const findingRows = await stripFindings(db, workspaceId, scope);
   if (rows.length === 0 && findingRows.length === 0) return undefined;
 
   const truncated = rows.length > limit;
   const calls = truncated ? rows.slice(0, limit) : rows;
   // only streams whose parts are each call's new tool results need the compactions
   const compactions = calls.some((row) => row[15]?.source === 'tool_spans')
-    ? await db
-        .selectFrom('compactions')
-        .select(['stream_key', sql<string>`at_ns::text`.as('at_ns')])
-        .where('workspace_id', '=', workspaceId)
-        .where((eb) =>
-          'conversationId' in scope
-            ? eb('conversation_id', '=', scope.conversationId)
-            : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
-        )
-        .orderBy('at_ns')
-        .execute()
+    ? await stripCompactions(db, workspaceId, scope)
     : [];
-  const counted = heldPerCall(
-    timelineOf(
-      calls,
-      compactions.map((c) => ({ streamKey: c.stream_key, atNs: c.at_ns })),
-    ),
-  );
+  const counted = heldPerCall(timelineOf(calls, compactions));
   const models = new Dictionary();
   const windowSources = new Dictionary();
   const finishReasons = new Dictionary();
@@ -318,11 +237,11 @@ export async function loadStrip(
 
   const indexOf = (traceId: string, spanId: string) => callIndex.get(`${traceId}:${spanId}`);
   const findings: StripMark[] = findingRows.map((f) => {
-    const details = (f.details ?? {}) as Record<string, unknown>;
+    const details = f.details;
     const lost = details['tokensLost'];
-    const anchor = indexOf(f.trace_id, f.span_id) ?? null;
+    const anchor = indexOf(f.traceId, f.spanId) ?? null;
     return {
-      findingId: String(f.id),
+      findingId: f.id,
       ...markedCalls(f.detector, details, anchor, indexOf),
       detector: f.detector,
       severity: f.severity,

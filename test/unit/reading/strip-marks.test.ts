@@ -1,9 +1,9 @@
 /**
- * Which calls of the strip a finding names (src/store/strip-marks.ts): its mark and label sit
+ * Which calls of the strip a finding names (src/reading/strip-marks.ts): its mark and label sit
  * on the call its text is about.
  */
 import { describe, expect, it } from 'vitest';
-import { markedCalls } from '../../../src/store/strip-marks.ts';
+import { markedCalls } from '../../../src/reading/strip-marks.ts';
 
 const INDEX: Record<string, number> = { 't:a': 0, 't:b': 1, 't:c': 2, 't:d': 3, 't:e': 4 };
 const indexOf = (traceId: string, spanId: string) => INDEX[`${traceId}:${spanId}`];

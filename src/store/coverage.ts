@@ -1,0 +1,173 @@
+/**
+ * The counts behind the Coverage page: per detector, the calls that carry what it needs (as SQL
+ * filters over `llm_calls`), in the whole workspace and per producer; and the models and Claude
+ * Code versions of the recent calls. What they mean (blind detectors, hints, warnings) is
+ * src/reading/coverage.ts.
+ */
+import { sql } from 'kysely';
+import type { CoverageDetector } from '../model/producer-advice.ts';
+import { CLAUDE_CODE_CALL_PRODUCERS } from '../model/window-catalog.ts';
+import type { Db } from './db.ts';
+
+/** Calls per detector that carry what it needs. */
+export type CoveredCounts = Record<CoverageDetector, number>;
+
+export interface WorkspaceCounts {
+  calls: number;
+  conversations: number;
+  compactions: number;
+  covered: CoveredCounts;
+  /** The start of the workspace's newest call, in ns; null with no calls. */
+  newestNs: string | null;
+}
+
+export interface ProducerCounts {
+  producer: string;
+  calls: number;
+  covered: CoveredCounts;
+}
+
+/** One model of the recent calls with one window it was given. */
+export interface ModelWindowRow {
+  model: string | null;
+  window: number | null;
+  windowSource: string | null;
+  calls: number;
+  lastNs: string;
+}
+
+export interface ClaudeCodeVersionRow {
+  version: string;
+  calls: number;
+  conversations: number;
+  lastNs: string;
+}
+
+/** Most model rows and versions listed. */
+const MAX_MODEL_ROWS = 500;
+const MAX_VERSIONS = 100;
+
+/** The calls each detector can use, as SQL filters over `llm_calls`. */
+const COVERED = {
+  context_too_full: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`,
+  tool_takeover: sql<string>`count(*) FILTER (WHERE parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`,
+  history_lost: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`,
+  output_cut_off: sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`,
+} as const;
+
+const coveredColumns = [
+  COVERED.context_too_full.as('context_too_full'),
+  COVERED.tool_takeover.as('tool_takeover'),
+  COVERED.history_lost.as('history_lost'),
+  COVERED.output_cut_off.as('output_cut_off'),
+];
+
+const coveredOf = (r: Record<CoverageDetector, string>): CoveredCounts => ({
+  context_too_full: Number(r.context_too_full),
+  tool_takeover: Number(r.tool_takeover),
+  history_lost: Number(r.history_lost),
+  output_cut_off: Number(r.output_cut_off),
+});
+
+/** The workspace's calls, conversations and compactions, and the covered calls per detector. */
+export async function workspaceCounts(db: Db, workspaceId: string): Promise<WorkspaceCounts> {
+  const row = await db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .select([
+      sql<string>`count(*)`.as('calls'),
+      sql<string>`count(DISTINCT conversation_id)`.as('conversations'),
+      ...coveredColumns,
+      sql<string | null>`max(start_ns)::text`.as('newest'),
+    ])
+    .executeTakeFirstOrThrow();
+  const compactions = await db
+    .selectFrom('compactions')
+    .where('workspace_id', '=', workspaceId)
+    .select(sql<string>`count(*)`.as('n'))
+    .executeTakeFirstOrThrow();
+  return {
+    calls: Number(row.calls),
+    conversations: Number(row.conversations),
+    compactions: Number(compactions.n),
+    covered: coveredOf(row as unknown as Record<CoverageDetector, string>),
+    newestNs: row.newest,
+  };
+}
+
+/** Calls and covered calls per producer, by producer name. */
+export async function producerCounts(db: Db, workspaceId: string): Promise<ProducerCounts[]> {
+  const rows = await db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .groupBy('producer')
+    .orderBy('producer')
+    .select(['producer', sql<string>`count(*)`.as('calls'), ...coveredColumns])
+    .execute();
+  return rows.map((r) => ({
+    producer: r.producer,
+    calls: Number(r.calls),
+    covered: coveredOf(r as unknown as Record<CoverageDetector, string>),
+  }));
+}
+
+/** The models (response, else request) of the calls since `sinceNs`, one row per window given. */
+export async function recentModelWindows(
+  db: Db,
+  workspaceId: string,
+  sinceNs: string,
+): Promise<ModelWindowRow[]> {
+  const rows = await db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .where('start_ns', '>=', sinceNs)
+    .select([
+      sql<string | null>`COALESCE(response_model, request_model)`.as('model'),
+      'context_window',
+      'window_source',
+      sql<string>`count(*)`.as('calls'),
+      sql<string>`max(start_ns)::text`.as('last_ns'),
+    ])
+    .groupBy([sql`1`, 'context_window', 'window_source'])
+    .orderBy(sql`1`)
+    .orderBy(sql`count(*)`, 'desc')
+    .limit(MAX_MODEL_ROWS)
+    .execute();
+  return rows.map((r) => ({
+    model: r.model,
+    window: r.context_window,
+    windowSource: r.window_source,
+    calls: Number(r.calls),
+    lastNs: r.last_ns,
+  }));
+}
+
+/** The Claude Code versions of the calls since `sinceNs`, most recently seen first. */
+export async function recentClaudeCodeVersions(
+  db: Db,
+  workspaceId: string,
+  sinceNs: string,
+): Promise<ClaudeCodeVersionRow[]> {
+  const rows = await db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .where('start_ns', '>=', sinceNs)
+    .where('agent_version', 'is not', null)
+    .where('producer', 'in', CLAUDE_CODE_CALL_PRODUCERS)
+    .select([
+      'agent_version',
+      sql<string>`count(*)`.as('calls'),
+      sql<string>`count(DISTINCT conversation_id)`.as('conversations'),
+      sql<string>`max(start_ns)::text`.as('last_ns'),
+    ])
+    .groupBy('agent_version')
+    .orderBy(sql`max(start_ns)`, 'desc')
+    .limit(MAX_VERSIONS)
+    .execute();
+  return rows.map((r) => ({
+    version: r.agent_version as string,
+    calls: Number(r.calls),
+    conversations: Number(r.conversations),
+    lastNs: r.last_ns,
+  }));
+}
