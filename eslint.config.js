@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
  * The layers of src/ (docs/architecture.md). An import may only point down: a file may import its
  * own folder and the layers below its own, never a sibling folder of its layer or anything above.
  *   0  model/, config.ts
- *   1  otlp/, ingest/, detectors/, store/, log/
+ *   1  otlp/, ingest/, detectors/, store/, log/, secrets/
  *   2  receiver/, evaluator/, notifier/, reading/   (the pipeline stages; reading/ is the read side)
  *   3  api/, cli/
  *   4  main.ts, loops.ts, bootstrap-token.ts, startup.ts   (the composition root)
@@ -15,7 +15,7 @@ import tseslint from 'typescript-eslint';
  */
 const LAYERS = [
   ['model'],
-  ['otlp', 'ingest', 'detectors', 'store', 'log'],
+  ['otlp', 'ingest', 'detectors', 'store', 'log', 'secrets'],
   ['receiver', 'evaluator', 'notifier', 'reading'],
   ['api', 'cli'],
 ];

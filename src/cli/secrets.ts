@@ -1,6 +1,6 @@
 /**
  * `rotscope secrets status|seal|rotate` (docs/security.md); the sealing `rotscope serve` does
- * on start is src/notifier/seal-secrets.ts. Channel secrets are sealed with AES-256-GCM (src/store/secrets.ts) under the
+ * on start is src/notifier/seal-secrets.ts. Channel secrets are sealed with AES-256-GCM (src/secrets/keyring.ts) under the
  * key of ROTSCOPE_SECRET_KEY, or else of the data directory's `secret.key`.
  *
  * - `status`: the keys this process has, and how many channels each key sealed (plaintext too).
@@ -22,7 +22,7 @@ import {
   readKeyFile,
   writeKeyFile,
   type Keyring,
-} from '../store/secrets.ts';
+} from '../secrets/keyring.ts';
 import { purgeOldVersions } from '../notifier/seal-secrets.ts';
 import { callServer, openStoreOrHolder, refuseHeld } from './held-data-dir.ts';
 

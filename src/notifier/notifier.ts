@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { createEventLog } from '../log/event-log.ts';
 import { getChannelWithSecrets } from '../store/channels.ts';
-import { keyringFor, UnknownSecretKeyError, type Keyring } from '../store/secrets.ts';
+import { keyringFor, UnknownSecretKeyError, type Keyring } from '../secrets/keyring.ts';
 import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Db } from '../store/db.ts';
 import {
@@ -46,7 +46,7 @@ export type NotifierConfig = Pick<
 > &
   Partial<Pick<Config, 'logEventIntervalMs' | 'dataDir' | 'secretKey' | 'secretKeyPrevious'>>;
 
-/** The keys that open channel secrets (src/store/secrets.ts): the config's key or key file. */
+/** The keys that open channel secrets (src/secrets/keyring.ts): the config's key or key file. */
 export function channelKeys(config: NotifierConfig): Keyring {
   return keyringFor({
     secretKey: config.secretKey,

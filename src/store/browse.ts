@@ -67,7 +67,6 @@ export interface ConversationSummary {
   runs: RunSummary[];
 }
 
-
 /**
  * Where a page of conversations ends: the last item's latest call start (nanoseconds since the
  * epoch, decimal) and its id.

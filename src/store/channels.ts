@@ -1,7 +1,7 @@
 /**
  * Channels of a workspace (webhook, Slack, email). The store keeps what it is given: public
  * configuration in `channels.config`, secrets sealed with the keyring (AES-256-GCM,
- * src/store/secrets.ts) in `channels.secrets_sealed` with the id of their key. Validation and
+ * src/secrets/keyring.ts) in `channels.secrets_sealed` with the id of their key. Validation and
  * the split into the two live in src/notifier/config.ts. Reads return the public part only;
  * {@link getChannelWithSecrets} exists for the notifier and for merges on update. Rows from
  * before sealing (plaintext `channels.secrets`) are still read, and sealed by
@@ -9,7 +9,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './db.ts';
-import type { Keyring } from './secrets.ts';
+import type { Sealer } from '../model/sealing.ts';
 
 /** A channel as the API shows it: no secrets. */
 export interface ChannelRecord {
@@ -80,14 +80,14 @@ function sealContext(workspaceId: string): string {
 }
 
 /** The columns that store `secrets` sealed. */
-function sealedColumns(keys: Keyring, workspaceId: string, secrets: Record<string, unknown>) {
+function sealedColumns(keys: Sealer, workspaceId: string, secrets: Record<string, unknown>) {
   const sealed = keys.seal(secrets, sealContext(workspaceId));
   return { secrets: '{}', secrets_sealed: sealed.data, secrets_key_id: sealed.keyId };
 }
 
 /** A row's secrets: opened when sealed, as stored when written before sealing existed. */
 function secretsOf(
-  keys: Keyring,
+  keys: Sealer,
   workspaceId: string,
   row: { secrets: unknown; secrets_sealed: Buffer | null; secrets_key_id: string | null },
 ): Record<string, unknown> {
@@ -100,7 +100,7 @@ function secretsOf(
 /** Creates a channel, its secrets sealed with `keys`, and returns it (without secrets). */
 export async function createChannel(
   db: Db,
-  keys: Keyring,
+  keys: Sealer,
   workspaceId: string,
   channel: {
     type: ChannelRecord['type'];
@@ -141,11 +141,11 @@ export async function getChannel(
 
 /**
  * A channel of the workspace with its secrets (for senders and updates only). Throws
- * UnknownSecretKeyError (src/store/secrets.ts) when they were sealed with a key `keys` lacks.
+ * UnknownSecretKeyError (src/secrets/keyring.ts) when they were sealed with a key `keys` lacks.
  */
 export async function getChannelWithSecrets(
   db: Db,
-  keys: Keyring,
+  keys: Sealer,
   workspaceId: string,
   id: string,
 ): Promise<ChannelWithSecrets | undefined> {
@@ -188,7 +188,7 @@ export async function listChannels(
  */
 export async function updateChannel(
   db: Db,
-  keys: Keyring,
+  keys: Sealer,
   workspaceId: string,
   id: string,
   patch: { name?: string; config?: Record<string, unknown>; secrets?: Record<string, unknown> },
@@ -253,7 +253,7 @@ export async function secretsCensus(db: Db, workspaceId?: string): Promise<Secre
  */
 export async function resealChannelSecrets(
   db: Db,
-  keys: Keyring,
+  keys: Sealer,
 ): Promise<{ sealed: number; resealed: number; unknownKeys: Record<string, number> }> {
   const current = keys.current.id;
   const result = { sealed: 0, resealed: 0, unknownKeys: {} as Record<string, number> };

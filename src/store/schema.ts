@@ -249,7 +249,7 @@ export interface ChannelsTable {
   config: JsonColumn;
   /** Plaintext secrets of rows written before migration 0020 ('{}' once sealed). */
   secrets: JsonColumnOpt;
-  /** The secrets sealed (src/store/secrets.ts), and the id of the key that sealed them. */
+  /** The secrets sealed (src/secrets/keyring.ts), and the id of the key that sealed them. */
   secrets_sealed: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
   secrets_key_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;

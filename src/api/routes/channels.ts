@@ -26,7 +26,7 @@ import {
   updateChannel,
   type ChannelRecord,
 } from '../../store/channels.ts';
-import { UnknownSecretKeyError } from '../../store/secrets.ts';
+import { UnknownSecretKeyError } from '../../secrets/keyring.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { bigintId, cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';

@@ -260,7 +260,7 @@ describe('channels and deliveries API', () => {
       config: { url: 'https://b.example.com', headerNames: [] },
     });
     expect(patched.body).not.toContain(secret.slice(6));
-    // sealed at rest (src/store/secrets.ts): the row keeps no plaintext; opened, the signing
+    // sealed at rest (src/secrets/keyring.ts): the row keeps no plaintext; opened, the signing
     // secret is the one created and the headers are gone
     const row = await store.db
       .selectFrom('channels')

@@ -45,10 +45,7 @@ describe('the layer lint', { timeout: 60_000 }, () => {
 
   it('keeps the read side (reading/) above the store and below the API', async () => {
     expect(
-      await layerErrors(
-        'src/store/probe.ts',
-        "export { loadStrip } from '../reading/strip.ts';\n",
-      ),
+      await layerErrors('src/store/probe.ts', "export { loadStrip } from '../reading/strip.ts';\n"),
     ).toEqual([expect.stringContaining('src/store/ (layer 1) may not import')]);
     expect(
       await layerErrors('src/reading/probe.ts', "export { buildApp } from '../api/app.ts';\n"),

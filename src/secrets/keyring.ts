@@ -25,6 +25,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
+import type { Sealed, Sealer } from '../model/sealing.ts';
 
 /** A key: 32 bytes and its id (the first 16 hex digits of a SHA-256 of the key). */
 export interface SecretKey {
@@ -32,12 +33,7 @@ export interface SecretKey {
   key: Buffer;
 }
 
-/** A sealed value as stored: the key id apart (its own column), the rest one byte string. */
-export interface Sealed {
-  keyId: string;
-  /** version (1 byte) | IV (12) | GCM tag (16) | ciphertext. */
-  data: Buffer;
-}
+export type { Sealed } from '../model/sealing.ts';
 
 /** A value sealed with a key this process does not have (rotated away, or another server's). */
 export class UnknownSecretKeyError extends Error {
@@ -92,7 +88,7 @@ export interface KeySource {
 }
 
 /** The keys a process seals and opens with. */
-export class Keyring {
+export class Keyring implements Sealer {
   #keys: SecretKey[];
   readonly #reload: (() => SecretKey[]) | undefined;
 
