@@ -1,52 +1,19 @@
 /**
- * The knobs of the Context rot alert (DESIGN §6, §8): one table gives each threshold its kind
- * (a ratio 0..1 or a count ≥ 1), its default and its meaning; the zod schema, the defaults and
- * the lists below are derived from it. The API (`PUT /api/alerts/context-rot`) and the CLI
- * (`rotscope analyze` flags) validate with {@link checkThresholds}, so both accept the same
- * values and say the same thing about the rest.
+ * The knobs of the Context rot alert (DESIGN §6, §8): ./threshold-table.ts gives each threshold
+ * its unit (so its kind, a ratio 0..1 or a count ≥ 1), its default and its meaning; the zod
+ * schema, the defaults and the lists below are derived from it. The API
+ * (`PUT /api/alerts/context-rot`) and the CLI (`rotscope analyze` flags) validate with
+ * {@link checkThresholds}, so both accept the same values and say the same thing about the rest.
  */
 import { z } from 'zod';
+import {
+  KIND_RANGE as RANGE,
+  THRESHOLD_KEYS,
+  THRESHOLD_TABLE as TABLE,
+  thresholdKind,
+  type ThresholdKind as Kind,
+} from './threshold-table.ts';
 import type { ThresholdKey } from './vocabulary.ts';
-
-type Kind = 'ratio' | 'count';
-
-const TABLE = {
-  usageThreshold: {
-    kind: 'ratio',
-    default: 0.7,
-    doc: 'Share of the window at which context_too_full fires.',
-  },
-  usageCritical: {
-    kind: 'ratio',
-    default: 0.85,
-    doc: 'Share of the window at which context_too_full turns critical; at least usageThreshold.',
-  },
-  toolShare: {
-    kind: 'ratio',
-    default: 0.3,
-    doc: "One tool's share of a call's input at which a tool_takeover episode starts.",
-  },
-  toolPersistCalls: {
-    kind: 'count',
-    default: 2,
-    doc: 'Calls after the first that must keep at least half of toolShare.',
-  },
-  dropRatio: {
-    kind: 'ratio',
-    default: 0.3,
-    doc: 'Relative usage drop between consecutive calls for history_lost.',
-  },
-  dropMinTokens: {
-    kind: 'count',
-    default: 2000,
-    doc: 'Absolute usage drop (tokens) for history_lost.',
-  },
-  systemShrink: {
-    kind: 'ratio',
-    default: 0.1,
-    doc: 'System prompt shrink ratio that makes a drop a warning.',
-  },
-} as const satisfies Record<ThresholdKey, { kind: Kind; default: number; doc: string }>;
 
 export type { ThresholdKey };
 
@@ -54,10 +21,8 @@ export type { ThresholdKey };
 export type Thresholds = Record<ThresholdKey, number>;
 
 /** Every threshold, in the order of the table (and of the objects built from it). */
-export const THRESHOLD_KEYS: readonly ThresholdKey[] = Object.freeze(
-  Object.keys(TABLE) as ThresholdKey[],
-);
-const keysOf = (kind: Kind) => THRESHOLD_KEYS.filter((key) => TABLE[key].kind === kind);
+export { THRESHOLD_KEYS };
+const keysOf = (kind: Kind) => THRESHOLD_KEYS.filter((key) => thresholdKind(key) === kind);
 
 /** The thresholds that are ratios (0..1). */
 export const RATIO_THRESHOLDS: readonly ThresholdKey[] = Object.freeze(keysOf('ratio'));
@@ -73,12 +38,6 @@ export const DEFAULT_THRESHOLDS: Readonly<Thresholds> = Object.freeze(
 const RULE: Record<Kind, string> = {
   ratio: 'must be a ratio between 0 and 1',
   count: 'must be a positive integer',
-};
-
-/** The range of each kind (a count is also whole). */
-const RANGE: Record<Kind, { minimum: number; maximum?: number }> = {
-  ratio: { minimum: 0, maximum: 1 },
-  count: { minimum: 1 },
 };
 
 const BOUNDS: Record<Kind, z.ZodNumber> = {
@@ -98,7 +57,7 @@ const isRatio = (v: unknown): v is number => typeof v === 'number' && v >= 0 && 
 export const thresholdsSchema = z
   .object(
     Object.fromEntries(
-      THRESHOLD_KEYS.map((key) => [key, BOUNDS[TABLE[key].kind].describe(TABLE[key].doc)]),
+      THRESHOLD_KEYS.map((key) => [key, BOUNDS[thresholdKind(key)].describe(TABLE[key].doc)]),
     ) as Record<ThresholdKey, z.ZodNumber>,
   )
   .refine(
@@ -117,7 +76,8 @@ export const thresholdsSchema = z
 export const thresholdValuesSchema = z.object(
   Object.fromEntries(
     THRESHOLD_KEYS.map((key) => {
-      const { kind, doc } = TABLE[key];
+      const kind = thresholdKind(key);
+      const { doc } = TABLE[key];
       const range = kind === 'count' ? { ...RANGE.count, multipleOf: 1 } : RANGE.ratio;
       return [key, z.number().meta({ description: doc, ...range })];
     }),
@@ -154,7 +114,7 @@ export function checkThresholds(
     if (issue.code === 'custom') {
       return `${name('usageCritical')} (${shown('usageCritical')}) must be at least ${name('usageThreshold')} (${shown('usageThreshold')})`;
     }
-    return `${name(key)} ${RULE[TABLE[key].kind]} (got ${shown(key)})`;
+    return `${name(key)} ${RULE[thresholdKind(key)]} (got ${shown(key)})`;
   });
   return { ok: false, errors, keys };
 }

@@ -38,7 +38,7 @@ export const SEVERITY_RANK: Readonly<Record<Severity, number>> = {
   critical: 2,
 };
 
-/** The knobs of the Context rot alert (their kinds, defaults and meaning: ./thresholds.ts). */
+/** The knobs of the Context rot alert (their units, defaults and meaning: ./threshold-table.ts). */
 export type ThresholdKey =
   | 'usageThreshold'
   | 'usageCritical'

@@ -29,11 +29,11 @@ function KnobField(props: {
     knob.unit === 'share' && value.trim() !== '' && Number.isFinite(asNumber)
       ? `= ${formatShare(asNumber)}`
       : knob.unit === 'share'
-        ? 'a share, 0 to 1'
+        ? `a share, ${knob.range.minimum} to ${knob.range.maximum}`
         : `whole ${knob.unit}`;
   return (
     <div className={`knob${errors ? ' invalid' : ''}`} data-knob={knob.key}>
-      <label htmlFor={id}>{knob.label}</label>
+      <label htmlFor={id}>{knob.title}</label>
       <div className="knob-input">
         <input
           id={id}

@@ -1,10 +1,20 @@
 /**
  * The Context rot alert as the page edits it: the API's shapes (GET/PUT
- * /api/alerts/context-rot, the preview), what each knob means to a person, and how the API's
- * validation messages are placed next to the knob they name.
+ * /api/alerts/context-rot, the preview; aliases of the server's schema, ../api-types.ts), what
+ * each knob means to a person (the server's own table, src/model/threshold-table.ts), and how
+ * the API's validation messages are placed next to the knob they name.
  */
 
-import type { DetectorId, Severity, ThresholdKey } from '../../../src/model/vocabulary.ts';
+import type { Answer, Problem } from '../api-types.ts';
+import {
+  KIND_RANGE,
+  THRESHOLD_KEYS,
+  THRESHOLD_TABLE,
+  UNIT_KIND,
+  type ThresholdEntry,
+  type ThresholdUnit,
+} from '../../../src/model/threshold-table.ts';
+import type { Severity, ThresholdKey } from '../../../src/model/vocabulary.ts';
 
 export {
   DETECTOR_TITLES,
@@ -13,62 +23,20 @@ export {
   type Severity,
   type ThresholdKey,
 } from '../../../src/model/vocabulary.ts';
+export { THRESHOLD_KEYS };
+export type { Problem };
+/** A channel of GET /api/channels, and what POST /api/channels/:id/test answers. */
+export type { Channel, TestResult } from '../channels/types.ts';
 
-export type Thresholds = Record<ThresholdKey, number>;
+/** What GET /api/alerts/context-rot answers (and PUT, with the stored settings). */
+export type AlertSettings = Answer<'/api/alerts/context-rot'>;
 
-/** What GET /api/alerts/context-rot answers. */
-export interface AlertSettings {
-  enabled: boolean;
-  thresholds: Thresholds;
-  windowOverrides: Array<{ model: string; window: number }>;
-  channels: Array<{ id: string; minSeverity: Severity }>;
-  updatedAt: string | null;
-  defaults: { thresholds: Thresholds };
-}
-
-/** A channel of GET /api/channels. */
-export interface Channel {
-  id: string;
-  type: 'webhook' | 'slack' | 'email';
-  name: string;
-}
-
-/** What POST /api/channels/:id/test answers. */
-export interface TestResult {
-  ok: boolean;
-  status: 'ok' | 'retry' | 'permanent';
-  code?: number;
-  error?: string;
-}
-
-export interface PreviewCount {
-  detector: DetectorId;
-  info: number;
-  warning: number;
-  critical: number;
-  total: number;
-}
+export type Thresholds = AlertSettings['thresholds'];
 
 /** What POST /api/alerts/context-rot/preview answers. */
-export interface Preview {
-  since: string;
-  until: string;
-  days: number;
-  scanned: { conversations: number; calls: number };
-  limits: { conversations: number; calls: number };
-  truncated: boolean;
-  counts: PreviewCount[];
-  total: number;
-  examples: Array<{
-    detector: DetectorId;
-    severity: Severity;
-    kind: string | null;
-    conversationId: string;
-    runId: string;
-    summary: string;
-  }>;
-  compared: { counts: PreviewCount[]; total: number } | null;
-}
+export type Preview = Answer<'/api/alerts/context-rot/preview', 'post'>;
+
+export type PreviewCount = Preview['counts'][number];
 
 /**
  * The form's state: numbers as typed (text), so that what the person typed is what the API
@@ -82,76 +50,24 @@ export interface Draft {
 }
 
 /** How a knob is written: a share of 0..1 (shown also as %), or a whole number of calls or tokens. */
-export type KnobUnit = 'share' | 'calls' | 'tokens';
+export type KnobUnit = ThresholdUnit;
 
-export interface Knob {
+/**
+ * A knob as the page shows it: the server's table of the thresholds (src/model/threshold-table.ts:
+ * title, detector, unit, default, the API's `doc` and the `explain` line shown beside the knob)
+ * with its key and the range the API accepts.
+ */
+export interface Knob extends ThresholdEntry {
   key: ThresholdKey;
-  label: string;
-  /** One line: what the knob does, in the words of the detector rules (DESIGN §6). */
-  explain: string;
-  unit: KnobUnit;
-  detector: DetectorId;
+  range: { minimum: number; maximum?: number };
 }
 
-/** The seven knobs, grouped by the detector they tune. */
-export const KNOBS: Knob[] = [
-  {
-    key: 'usageThreshold',
-    label: 'Usage threshold',
-    explain:
-      'A run is reported once a call fills this share of its model’s context window (first crossing call).',
-    unit: 'share',
-    detector: 'context_too_full',
-  },
-  {
-    key: 'usageCritical',
-    label: 'Critical usage',
-    explain:
-      'The finding turns critical once the run’s fullest call reaches this share (or a call overflowed). At least the usage threshold.',
-    unit: 'share',
-    detector: 'context_too_full',
-  },
-  {
-    key: 'toolShare',
-    label: 'Tool share',
-    explain: 'One tool’s results taking this share of a call’s input start a takeover episode.',
-    unit: 'share',
-    detector: 'tool_takeover',
-  },
-  {
-    key: 'toolPersistCalls',
-    label: 'Persisting calls',
-    explain:
-      'The episode is reported when the tool’s results stay at least half that share for this many following calls.',
-    unit: 'calls',
-    detector: 'tool_takeover',
-  },
-  {
-    key: 'dropRatio',
-    label: 'Drop ratio',
-    explain:
-      'A call whose usage falls by this share from the previous call of the same thread counts as a drop…',
-    unit: 'share',
-    detector: 'history_lost',
-  },
-  {
-    key: 'dropMinTokens',
-    label: 'Minimum drop',
-    explain: '…and only if it also falls by at least this many tokens.',
-    unit: 'tokens',
-    detector: 'history_lost',
-  },
-  {
-    key: 'systemShrink',
-    label: 'System prompt shrink',
-    explain:
-      'A drop where the system prompt shrank by more than this share (or vanished) is a warning even when a compaction explains it.',
-    unit: 'share',
-    detector: 'history_lost',
-  },
-];
-
-export const THRESHOLD_KEYS: ThresholdKey[] = KNOBS.map((k) => k.key);
+/** The seven knobs, grouped by the detector they tune (the table's order). */
+export const KNOBS: readonly Knob[] = THRESHOLD_KEYS.map((key) => ({
+  key,
+  ...THRESHOLD_TABLE[key],
+  range: KIND_RANGE[UNIT_KIND[THRESHOLD_TABLE[key].unit]],
+}));
 
 /** The draft of stored settings. */
 export function toDraft(settings: AlertSettings): Draft {
@@ -196,12 +112,6 @@ export interface PlacedErrors {
   overrides: Record<number, string[]>;
   channels: string[];
   other: string[];
-}
-
-/** One problem of an API 400: the field it is about (`['body', 'thresholds', 'toolShare']`). */
-export interface Problem {
-  path: Array<string | number>;
-  message: string;
 }
 
 /**

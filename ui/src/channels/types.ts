@@ -1,53 +1,22 @@
-/** Channels and deliveries as the API returns them. */
-export type ChannelType = 'webhook' | 'slack' | 'email';
+/** Channels and deliveries as the API returns them (the server's schema: ../api-types.ts). */
+import type { Answer, Item } from '../api-types.ts';
 
-export interface Channel {
-  id: string;
-  type: ChannelType;
-  name: string;
-  /** Public configuration only: secrets are write-only. */
-  config: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-}
+export type ChannelList = Answer<'/api/channels'>;
 
-export interface CreatedChannel extends Channel {
-  /** Webhooks: the signing secret, shown once. */
-  secret?: string;
-}
+/** A channel; `config` is its public configuration only: secrets are write-only. */
+export type Channel = Item<ChannelList>;
 
-export interface TestResult {
-  ok: boolean;
-  status: 'ok' | 'retry' | 'permanent';
-  code?: number;
-  error?: string;
-  retryAfterMs?: number;
-  messageId: string;
-  durationMs: number;
-}
+export type ChannelType = Channel['type'];
 
-export interface Attempt {
-  at: string;
-  statusCode: number | null;
-  error: string | null;
-  durationMs: number;
-  outcome: string;
-}
+/** `POST /api/channels`: a webhook's signing secret (`secret`) is shown this once. */
+export type CreatedChannel = Answer<'/api/channels', 'post', 201>;
 
-export interface Delivery {
-  id: string;
-  findingId: string;
-  channelId: string;
-  event: string;
-  status: 'pending' | 'delivered' | 'failed' | 'dead';
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  lastError: string | null;
-  createdAt: string;
-  updatedAt: string;
-  deliveredAt: string | null;
-  attempts: Attempt[];
-}
+/** `POST /api/channels/:id/test`. */
+export type TestResult = Answer<'/api/channels/{id}/test', 'post'>;
+
+export type Delivery = Item<Answer<'/api/deliveries'>>;
+
+export type Attempt = Delivery['attempts'][number];
 
 /** The destination a channel sends to, from its public configuration. */
 export function destinationOf(channel: Channel): string {

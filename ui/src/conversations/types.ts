@@ -1,42 +1,11 @@
-/** A conversation as `GET /api/conversations` lists it. */
-export interface StreamSummary {
-  key: string;
-  kind: 'main' | 'sub-agent';
-  agentId: string | null;
-  calls: number;
-  sideCalls: number;
-}
+/** A conversation as `GET /api/conversations` lists it (the server's schema: ../api-types.ts). */
+import type { Answer, Item } from '../api-types.ts';
 
-export interface RunSummary {
-  id: string;
-  calls: number;
-  firstCallAt: string | null;
-}
+export type ConversationList = Answer<'/api/conversations'>;
 
-export interface ConversationSummary {
-  id: string;
-  calls: number;
-  firstCallAt: string | null;
-  lastCallAt: string | null;
-  maxContextTokens: number | null;
-  fullestShare: number | null;
-  models: string[];
-  /** The coding agent that ran it, with its version ("Claude Code 2.1.332"); null for an SDK. */
-  agent: string | null;
-  /** Where it ran: the working directory or repository the producer sent; null when unknown. */
-  project: string | null;
-  producers: string[];
-  /** What Claude Code's tool-result guard did in it; null when nothing. */
-  guard: {
-    narrowed: number;
-    warned: number;
-    keptOutTokens: number;
-    tools: Array<{ tool: string; narrowed: number; warned: number; keptOutTokens: number }>;
-  } | null;
-  streams: number;
-  findings: number;
-  streamList: StreamSummary[];
-  sideCalls: number;
-  runCount: number;
-  runs: RunSummary[];
-}
+export type ConversationSummary = Item<ConversationList>;
+
+/** The main thread or a sub-agent of a conversation. */
+export type StreamSummary = ConversationSummary['streamList'][number];
+
+export type RunSummary = ConversationSummary['runs'][number];

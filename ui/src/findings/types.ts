@@ -1,22 +1,10 @@
-/** A finding as `GET /api/findings` returns it (the Finding JSON of DESIGN §8). */
-export interface Finding {
-  id: string;
-  workspace: string;
-  detector: string;
-  anchor: string;
-  severity: 'info' | 'warning' | 'critical';
-  kind: string | null;
-  conversationId: string;
-  streamKey: string;
-  runId: string;
-  traceId: string | null;
-  spanId: string | null;
-  model: string | null;
-  summary: string;
-  details: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A finding as `GET /api/findings` returns it (the Finding JSON of DESIGN §8; ../api-types.ts). */
+import type { Answer } from '../api-types.ts';
+
+export type Finding = Answer<'/api/findings/{id}'>;
+
+/** A page of `GET /api/findings`: its items are {@link Finding}s. */
+export type FindingList = Answer<'/api/findings'>;
 
 /** Where a finding is looked at: its run with it selected, else its conversation. */
 export function findingTarget(finding: Pick<Finding, 'id' | 'runId' | 'conversationId'>): {

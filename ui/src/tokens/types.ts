@@ -1,23 +1,14 @@
 /** API tokens as `GET /api/tokens` lists them (never the token: its first characters). */
-export type Scope = 'ingest' | 'read' | 'admin';
+import type { Answer, Item } from '../api-types.ts';
 
-export interface TokenInfo {
-  id: string;
-  name: string;
-  workspace: string;
-  scope: Scope;
-  prefix: string;
-  createdAt: string;
-  revokedAt: string | null;
-}
+export type TokenList = Answer<'/api/tokens'>;
 
-export interface CreatedToken {
-  id: string;
-  token: string;
-  workspace: string;
-  scope: Scope;
-  name: string;
-}
+export type TokenInfo = Item<TokenList>;
+
+export type Scope = TokenInfo['scope'];
+
+/** `POST /api/tokens`: the token itself, shown once. */
+export type CreatedToken = Answer<'/api/tokens', 'post', 201>;
 
 export const SCOPE_HELP: Record<Scope, string> = {
   ingest: 'sends OTLP data (/v1/traces, /v1/logs)',
