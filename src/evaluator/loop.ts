@@ -5,6 +5,7 @@
  * it against one PostgreSQL database: a conversation is evaluated by one of them at a time,
  * and everything an evaluation writes commits atomically with its new position.
  */
+import type { Clock } from '../model/clock.ts';
 import { sql } from 'kysely';
 import type { Config } from '../config.ts';
 import { DETECTORS } from '../detectors/index.ts';
@@ -77,6 +78,8 @@ export interface EvaluatorOptions {
    * `pg_stat_activity` while it runs. Default 30000; 0 leaves the server's setting.
    */
   claimIdleTimeoutMs?: number;
+  /** The clock settle and retry times are judged by (src/model/clock.ts). Default: the database's. */
+  clock?: Clock;
 }
 
 export interface Evaluator {
@@ -152,6 +155,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           quietMs: config.evaluatorQuietMs,
           maxWaitMs,
           limit: batchSize,
+          clock: options.clock,
         });
         // A short batch took every conversation settled now: no need to claim again.
         more = claimed.length === batchSize;
@@ -198,10 +202,12 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
       };
       const failures = current.failures + 1;
       const retryAfterMs = failureBackoffMs(failures);
-      await recordEvaluationFailure(store.db, claimedKey, {
-        error: describeError(error),
-        retryAfterMs,
-      });
+      await recordEvaluationFailure(
+        store.db,
+        claimedKey,
+        { error: describeError(error), retryAfterMs },
+        options.clock,
+      );
       log.error(
         { ...claimedKey, failures, retryAfterMs, err: error },
         'conversation evaluation failed',

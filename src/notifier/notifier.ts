@@ -18,6 +18,7 @@ import { getChannelWithSecrets } from '../store/channels.ts';
 import { keyringFor, UnknownSecretKeyError, type Keyring } from '../secrets/keyring.ts';
 import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
 import type { Db } from '../store/db.ts';
+import { DATABASE_CLOCK, type Clock } from '../model/clock.ts';
 import {
   claimDueDeliveries,
   finishAttempt,
@@ -73,6 +74,8 @@ export interface NotifierOptions {
   stopTimeoutMs?: number;
   /** Source of jitter in [0, 1). Default Math.random. */
   random?: () => number;
+  /** The clock due times, leases and give-up are judged by (src/model/clock.ts). Default: the database's. */
+  clock?: Clock;
   /** Called after each recorded attempt (for metrics: count outcomes, observe durations). */
   onAttempt?: (attempt: {
     outcome: AttemptOutcome;
@@ -207,6 +210,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
   const leaseMs = options.leaseMs ?? config.deliveryTimeoutMs * 2 + 5_000;
   const stopTimeoutMs = options.stopTimeoutMs ?? config.deliveryTimeoutMs + 1_000;
   const random = options.random ?? Math.random;
+  const clock = options.clock ?? DATABASE_CLOCK;
   const events = createEventLog(log, { intervalMs: config.logEventIntervalMs ?? 10_000 });
 
   const inflight = new Map<
@@ -307,15 +311,19 @@ export function startNotifier(options: NotifierOptions): Notifier {
           : result.error;
     try {
       await db.transaction().execute((trx) =>
-        finishAttempt(trx, {
-          deliveryId: claim.id,
-          attempt: claim.attempt,
-          outcome: decision.outcome,
-          statusCode: result.code,
-          error,
-          durationMs,
-          retryInMs: decision.retryInMs,
-        }),
+        finishAttempt(
+          trx,
+          {
+            deliveryId: claim.id,
+            attempt: claim.attempt,
+            outcome: decision.outcome,
+            statusCode: result.code,
+            error,
+            durationMs,
+            retryInMs: decision.retryInMs,
+          },
+          clock,
+        ),
       );
     } catch (err) {
       // The channel (and with it the delivery) was deleted meanwhile: nothing left to record.
@@ -376,6 +384,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
           leaseMs,
           excludeChannelIds: busyChannels(),
           perChannel,
+          clock,
         });
         for (const claim of claimed) launch(claim);
         if (claimed.length < room) break;

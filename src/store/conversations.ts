@@ -6,6 +6,8 @@
  * Every function takes the database handle first; the caller owns the transaction.
  */
 import { sql } from 'kysely';
+import type { Clock } from '../model/clock.ts';
+import { nowOf } from './clock-sql.ts';
 import type { Db } from './db.ts';
 import { PREPARED } from './prepared.ts';
 import type { TimelinePosition } from './timeline.ts';
@@ -198,11 +200,18 @@ function laterOf(a: string | undefined, b: string | undefined): { historyBeforeN
  */
 export async function claimSettledConversations(
   db: Db,
-  options: { quietMs: number; maxWaitMs?: number | undefined; limit: number },
+  options: {
+    quietMs: number;
+    maxWaitMs?: number | undefined;
+    limit: number;
+    /** The rules' clock (settle and retry times). Default: the database's. */
+    clock?: Clock | undefined;
+  },
 ): Promise<ClaimedConversation[]> {
   const { quietMs, maxWaitMs } = options;
+  const now = nowOf(options.clock);
   const agoAtLeast = (ms: number, column: ReturnType<typeof sql.ref> | ReturnType<typeof sql>) =>
-    sql<Date>`now() - GREATEST(${Math.max(0, Math.round(ms))}::int, ${column}) * interval '1 millisecond'`;
+    sql<Date>`${now} - GREATEST(${Math.max(0, Math.round(ms))}::int, ${column}) * interval '1 millisecond'`;
   const rows = await db
     .selectFrom('conversations')
     .select([
@@ -224,9 +233,7 @@ export async function claimSettledConversations(
         ? quiet
         : eb.or([quiet, eb('dirty_since', '<', agoAtLeast(maxWaitMs, sql`2 * settle_ms`))]);
     })
-    .where((eb) =>
-      eb.or([eb('eval_retry_at', 'is', null), eb('eval_retry_at', '<=', sql<Date>`now()`)]),
-    )
+    .where((eb) => eb.or([eb('eval_retry_at', 'is', null), eb('eval_retry_at', '<=', now)]))
     .orderBy('last_ingest_at')
     .limit(Math.max(1, Math.floor(options.limit)))
     .forUpdate()
@@ -348,12 +355,13 @@ export async function recordEvaluationFailure(
   db: Db,
   key: { workspaceId: string; conversationId: string },
   failure: { error: string; retryAfterMs: number },
+  clock?: Clock,
 ): Promise<void> {
   await db
     .updateTable('conversations')
     .set({
       eval_failures: sql<number>`eval_failures + 1`,
-      eval_retry_at: sql<Date>`now() + ${Math.max(0, Math.round(failure.retryAfterMs))}::int * interval '1 millisecond'`,
+      eval_retry_at: sql<Date>`${nowOf(clock)} + ${Math.max(0, Math.round(failure.retryAfterMs))}::int * interval '1 millisecond'`,
       eval_error: failure.error.slice(0, 1000),
     })
     .where('workspace_id', '=', key.workspaceId)

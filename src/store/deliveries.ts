@@ -12,6 +12,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Severity } from '../model/findings.ts';
 import { isBigintId } from './channels.ts';
+import type { Clock } from '../model/clock.ts';
+import { nowOf } from './clock-sql.ts';
 import type { Db } from './db.ts';
 
 export type DeliveryEvent = 'created' | 'escalated';
@@ -76,6 +78,8 @@ export interface ClaimOptions {
   excludeChannelIds?: readonly string[];
   /** Most rows of one channel per claim. Default 2. */
   perChannel?: number;
+  /** The rules' clock (due times, the lease, the age give-up is judged on). Default: the database's. */
+  clock?: Clock | undefined;
 }
 
 /**
@@ -91,6 +95,7 @@ export async function claimDueDeliveries(
   const limit = Math.max(1, Math.floor(options.limit));
   const perChannel = Math.max(1, Math.floor(options.perChannel ?? 2));
   const exclude = (options.excludeChannelIds ?? []).filter(isBigintId);
+  const now = nowOf(options.clock);
   const excludeSql =
     exclude.length > 0
       ? sql`AND channel_id NOT IN (${sql.join(exclude.map((id) => sql`${id}::bigint`))})`
@@ -107,7 +112,7 @@ export async function claimDueDeliveries(
     WITH locked AS (
       SELECT id, channel_id, next_attempt_at
       FROM deliveries
-      WHERE status = 'pending' AND next_attempt_at <= now() ${excludeSql}
+      WHERE status = 'pending' AND next_attempt_at <= ${now} ${excludeSql}
       ORDER BY next_attempt_at
       LIMIT ${limit * 4}
       FOR UPDATE SKIP LOCKED
@@ -123,12 +128,12 @@ export async function claimDueDeliveries(
     )
     UPDATE deliveries AS d
     SET attempts = d.attempts + 1,
-        next_attempt_at = now() + ${options.leaseMs}::double precision * interval '1 millisecond',
+        next_attempt_at = ${now} + ${options.leaseMs}::double precision * interval '1 millisecond',
         updated_at = now()
     FROM picked
     WHERE d.id = picked.id
     RETURNING d.id, d.workspace_id, d.finding_id, d.channel_id, d.event, d.attempts,
-              floor(extract(epoch FROM (now() - d.created_at)) * 1000)::bigint AS age_ms
+              floor(extract(epoch FROM (${now} - d.created_at)) * 1000)::bigint AS age_ms
   `.execute(db);
   return result.rows.map((row) => ({
     id: row.id,
@@ -163,7 +168,11 @@ export interface AttemptRecord {
  * still pending under this claim (returns false otherwise: another notifier took over after
  * the lease ran out). Run it in a transaction.
  */
-export async function finishAttempt(db: Db, record: AttemptRecord): Promise<boolean> {
+export async function finishAttempt(
+  db: Db,
+  record: AttemptRecord,
+  clock?: Clock,
+): Promise<boolean> {
   await db
     .insertInto('delivery_attempts')
     .values({
@@ -198,7 +207,7 @@ export async function finishAttempt(db: Db, record: AttemptRecord): Promise<bool
       query = base.set({
         last_error: error,
         updated_at: sql`now()`,
-        next_attempt_at: sql`now() + ${record.retryInMs ?? 0}::double precision * interval '1 millisecond'`,
+        next_attempt_at: sql`${nowOf(clock)} + ${record.retryInMs ?? 0}::double precision * interval '1 millisecond'`,
       });
       break;
   }

@@ -7,6 +7,7 @@ import {
   claimSettledConversations,
   markConversationsDirty,
 } from '../../src/store/conversations.ts';
+import { TestClock } from '../helpers/clock.ts';
 import { createTestStore, type TestStore } from '../helpers/store.ts';
 
 let store: TestStore;
@@ -17,30 +18,36 @@ afterAll(async () => {
   await store?.close();
 });
 
-const claim = () =>
+const claim = (clock: TestClock) =>
   store.db
     .transaction()
     .execute(
       async (trx) =>
-        (await claimSettledConversations(trx, { quietMs: 0, maxWaitMs: 0, limit: 1 }))[0],
+        (await claimSettledConversations(trx, { quietMs: 0, maxWaitMs: 0, limit: 1, clock }))[0],
     );
+
+/** Ten minutes: far longer than the real time a test takes, however busy the machine. */
+const SETTLE_MS = 600_000;
 
 describe('settle time', () => {
   it('holds a conversation with a settle time until it has been quiet that long', async () => {
+    const clock = new TestClock();
     await markConversationsDirty(store.db, 'default', [
-      { conversationId: 'cc-session', fromNs: '1', calls: 1, settleMs: 1_500 },
+      { conversationId: 'cc-session', fromNs: '1', calls: 1, settleMs: SETTLE_MS },
       { conversationId: 'plain', fromNs: '1', calls: 1 },
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect((await claim())?.conversationId).toBe('plain');
+    clock.advance(1);
+    expect((await claim(clock))?.conversationId).toBe('plain');
     await store.db
       .updateTable('conversations')
       .set({ dirty: false })
       .where('id', '=', 'plain')
       .execute();
-    expect(await claim()).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 1_600));
-    expect((await claim())?.conversationId).toBe('cc-session');
+    expect(await claim(clock)).toBeUndefined();
+    clock.advance(SETTLE_MS - 60_000);
+    expect(await claim(clock)).toBeUndefined();
+    clock.advance(60_000);
+    expect((await claim(clock))?.conversationId).toBe('cc-session');
   });
 
   it('keeps the longest settle time a conversation was given', async () => {

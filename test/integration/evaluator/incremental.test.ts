@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Detector } from '../../../src/detectors/types.ts';
 import type { EvaluationResult } from '../../../src/evaluator/evaluate.ts';
+import { TestClock } from '../../helpers/clock.ts';
 import { createTestStore, type TestStore } from '../../helpers/store.ts';
 import {
   call,
@@ -216,17 +217,21 @@ describe('incremental evaluation', () => {
   });
 
   it('evaluates a conversation that never goes quiet once it has waited maxWaitMs', async () => {
+    // minutes, moved on by the clock: the real time the test takes does not count
+    const clock = new TestClock();
     await ingest(store.db, [call('s', 1, tokens(10_000))]);
     const evaluator = testEvaluator(store, {
       detectors: [dropDetector],
-      config: { evaluatorQuietMs: 60_000, evaluatorPollMs: 3_600_000 },
-      maxWaitMs: 150,
+      config: { evaluatorQuietMs: 600_000, evaluatorPollMs: 3_600_000 },
+      maxWaitMs: 300_000,
+      clock,
     });
     expect(await evaluator.runOnce()).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    clock.advance(200_000);
     // Still streaming: a new call keeps last_ingest_at fresh, but dirty_since stays.
     await ingest(store.db, [call('s', 2, tokens(1_000))]);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await evaluator.runOnce()).toBe(0);
+    clock.advance(100_001);
     expect(await evaluator.runOnce()).toBe(1);
     await evaluator.stop();
     expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('s', 2)} warning`]);

@@ -5,6 +5,7 @@ import { startNotifier } from '../../../src/notifier/notifier.ts';
 import { checkHostname, postJson, type Resolver } from '../../../src/notifier/outbound.ts';
 import { openStore, type Store } from '../../../src/store/db.ts';
 import { claimDueDeliveries } from '../../../src/store/deliveries.ts';
+import { TestClock } from '../../helpers/clock.ts';
 import { startHttpReceiver, type HttpReceiver, type Reply } from '../../helpers/http-receiver.ts';
 import { createTestStore, usingPostgres, type TestStore } from '../../helpers/store.ts';
 import {
@@ -286,15 +287,23 @@ describe('delivery faults', () => {
   it('marks a delivery dead once retrying would pass the give-up time', async () => {
     const endpoint = await receiver(() => ({ status: 503 }));
     const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
+    // an hour to give up, moved on by the clock: no test waits an hour, and no busy machine
+    // reaches it early
+    const clock = new TestClock();
     const notifier = startNotifier({
       store,
-      config: testConfig({ deliveryGiveUpMs: 400 }),
+      config: testConfig({ deliveryGiveUpMs: 3_600_000 }),
       log: memoryLogger(),
       ...FAST,
+      clock,
     });
     try {
-      const delivery = await settled(findingId, 'dead');
-      expect(delivery.attemptLog.length).toBeGreaterThanOrEqual(2);
+      await eventually(async () => (endpoint.requests.length >= 2 ? true : undefined), 30_000);
+      const [retrying] = await deliveriesOf(store.db, findingId);
+      expect(retrying?.status).toBe('pending');
+      clock.advance(3_600_000);
+      const delivery = await settled(findingId, 'dead', 30_000);
+      expect(delivery.attemptLog.length).toBeGreaterThanOrEqual(3);
       expect(delivery.attemptLog.at(-1)?.outcome).toBe('dead');
       expect(delivery.last_error).toMatch(/^gave up after \d+ attempts: HTTP 503/);
       const count = endpoint.requests.length;
@@ -308,16 +317,25 @@ describe('delivery faults', () => {
   it('sends a delivery left behind by a crashed notifier after its lease, with the same id', async () => {
     const endpoint = await receiver(() => ({ status: 200 }));
     const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
-    // A notifier claims the row and dies before sending.
-    const claimed = await claimDueDeliveries(store.db, { limit: 10, leaseMs: 600 });
+    // A notifier claims the row for an hour and dies before sending.
+    const claimed = await claimDueDeliveries(store.db, { limit: 10, leaseMs: 3_600_000 });
     expect(claimed.map((c) => c.findingId)).toContain(findingId);
-    const restarted = Date.now();
-    const notifier = startNotifier({ store, config: testConfig(), log: memoryLogger(), ...FAST });
+    const clock = new TestClock();
+    const notifier = startNotifier({
+      store,
+      config: testConfig(),
+      log: memoryLogger(),
+      ...FAST,
+      clock,
+    });
     try {
-      const delivery = await settled(findingId, 'delivered');
+      // polls (every 25 ms) within the lease take nothing
+      await sleep(300);
+      expect(endpoint.requests).toHaveLength(0);
+      clock.advance(3_600_000);
+      const delivery = await settled(findingId, 'delivered', 30_000);
       expect(endpoint.requests).toHaveLength(1);
       expect(endpoint.requests[0]?.headers['webhook-id']).toBe(delivery.id);
-      expect(endpoint.requests[0]!.at - restarted).toBeGreaterThanOrEqual(400);
       expect(delivery.attempts).toBe(2);
     } finally {
       await notifier.stop();
