@@ -10,6 +10,7 @@ import type { Compaction, LlmCall } from '../model/calls.ts';
 import { nsToIso } from '../model/telemetry.ts';
 import { countOf } from './columns.ts';
 import type { Db } from './db.ts';
+import { inScope, type Scope } from './scope.ts';
 import { toCompaction, toLlmCall } from './timeline.ts';
 
 /** One stream of a conversation: the main thread or a sub-agent, with its side calls counted. */
@@ -254,9 +255,6 @@ export interface CallsAndCompactions {
   compactions: Compaction[];
 }
 
-/** Which calls and compactions to read: a conversation's, or a run's (its run id or trace id). */
-type Scope = { conversationId: string } | { runId: string };
-
 async function callsAndCompactions(
   db: Db,
   workspaceId: string,
@@ -267,11 +265,7 @@ async function callsAndCompactions(
     .selectFrom('llm_calls')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
-    .where((eb) =>
-      'conversationId' in scope
-        ? eb('conversation_id', '=', scope.conversationId)
-        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
-    )
+    .where(inScope(scope))
     .orderBy('start_ns')
     .orderBy('span_id')
     .limit(limit)
@@ -280,11 +274,7 @@ async function callsAndCompactions(
     .selectFrom('compactions')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
-    .where((eb) =>
-      'conversationId' in scope
-        ? eb('conversation_id', '=', scope.conversationId)
-        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
-    )
+    .where(inScope(scope))
     .orderBy('at_ns')
     .execute();
   if (calls.length === 0 && compactions.length === 0) return undefined;

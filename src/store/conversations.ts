@@ -192,6 +192,19 @@ function laterOf(a: string | undefined, b: string | undefined): { historyBeforeN
   return { historyBeforeNs: BigInt(a) >= BigInt(b) ? a : b };
 }
 
+/** The columns of a claimed conversation ({@link toClaimed}). */
+const CLAIMED_COLUMNS = [
+  'workspace_id',
+  'id',
+  'pending_from_ns',
+  'evaluated_ns',
+  'evaluated_span_id',
+  'state',
+  'eval_failures',
+  'history_before_ns',
+  sql<string>`last_ingest_at::text`.as('last_ingest_text'),
+] as const;
+
 /**
  * Claims up to `limit` dirty conversations that are settled — no new item for `quietMs` — or
  * have been dirty for `maxWaitMs` (a steady stream never goes quiet), oldest ingest first,
@@ -214,17 +227,7 @@ export async function claimSettledConversations(
     sql<Date>`${now} - GREATEST(${Math.max(0, Math.round(ms))}::int, ${column}) * interval '1 millisecond'`;
   const rows = await db
     .selectFrom('conversations')
-    .select([
-      'workspace_id',
-      'id',
-      'pending_from_ns',
-      'evaluated_ns',
-      'evaluated_span_id',
-      'state',
-      'eval_failures',
-      'history_before_ns',
-      sql<string>`last_ingest_at::text`.as('last_ingest_text'),
-    ])
+    .select(CLAIMED_COLUMNS)
     .where('dirty', '=', true)
     .where((eb) => {
       // A conversation's own settle time (see IngestMark.settleMs) stretches both waits.
@@ -256,17 +259,7 @@ export async function claimConversations(
   if (conversationIds.length === 0) return [];
   const rows = await db
     .selectFrom('conversations')
-    .select([
-      'workspace_id',
-      'id',
-      'pending_from_ns',
-      'evaluated_ns',
-      'evaluated_span_id',
-      'state',
-      'eval_failures',
-      'history_before_ns',
-      sql<string>`last_ingest_at::text`.as('last_ingest_text'),
-    ])
+    .select(CLAIMED_COLUMNS)
     .where('workspace_id', '=', workspaceId)
     .where('id', 'in', [...conversationIds].sort())
     .where('dirty', '=', true)

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import type { FinishClass } from '../model/calls.ts';
 import type { IngestMark } from './conversations.ts';
 import type { Db } from './db.ts';
-import type { ToolPartsTarget } from './logged-tool-results.ts';
+import { previousCountedCall, type ToolPartsTarget } from './logged-tool-results.ts';
 
 /** The key a streamed `api_response` is joined to its `api_request` by (src/ingest/gemini.ts). */
 export interface RequestKey {
@@ -183,18 +183,7 @@ export async function loggedResultsSince(
   t: ToolPartsTarget,
   source: string,
 ): Promise<Record<string, number>> {
-  const prev = await db
-    .selectFrom('llm_calls')
-    .select('start_ns')
-    .where('workspace_id', '=', workspaceId)
-    .where('conversation_id', '=', t.conversationId)
-    .where('stream_key', '=', t.streamKey)
-    .where('side_call', 'is', null)
-    .where('context_tokens', 'is not', null)
-    .where('start_ns', '<', t.startNs)
-    .orderBy('start_ns', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const prev = await previousCountedCall(db, workspaceId, t);
   const rows = await sql<{ tool_name: string; chars: string | number }>`
     SELECT tool_name, sum(result_size) AS chars
       FROM tool_results

@@ -87,16 +87,15 @@ function toTarget(row: {
 }
 
 /**
- * Bytes of each tool's results logged for the target's stream since its previous call, from
- * results of the given `sources` (default Claude Code's logged ones).
+ * The start of the call before `t` in its stream that carried a token count (side calls do not
+ * count); undefined when `t` is the stream's first. Results logged after it belong to `t`.
  */
-export async function loggedSince(
+export function previousCountedCall(
   db: Db,
   workspaceId: string,
   t: ToolPartsTarget,
-  sources: readonly string[] = ['claude_code_log'],
-): Promise<Record<string, number>> {
-  const prev = await db
+): Promise<{ start_ns: string } | undefined> {
+  return db
     .selectFrom('llm_calls')
     .select('start_ns')
     .where('workspace_id', '=', workspaceId)
@@ -108,6 +107,19 @@ export async function loggedSince(
     .orderBy('start_ns', 'desc')
     .limit(1)
     .executeTakeFirst();
+}
+
+/**
+ * Bytes of each tool's results logged for the target's stream since its previous call, from
+ * results of the given `sources` (default Claude Code's logged ones).
+ */
+export async function loggedSince(
+  db: Db,
+  workspaceId: string,
+  t: ToolPartsTarget,
+  sources: readonly string[] = ['claude_code_log'],
+): Promise<Record<string, number>> {
+  const prev = await previousCountedCall(db, workspaceId, t);
   const rows = await sql<{ tool_name: string; bytes: string | number }>`
     SELECT r.tool_name, sum(r.result_size) AS bytes
       FROM tool_results r

@@ -6,9 +6,10 @@
 import { sql } from 'kysely';
 import type { InputParts } from '../model/calls.ts';
 import type { Db } from './db.ts';
+import { inScope, type Scope } from './scope.ts';
 
 /** Which calls: a conversation's, or a run's (its run id or its trace id). */
-export type StripScope = { conversationId: string } | { runId: string };
+export type StripScope = Scope;
 
 /** One call as `json_build_array` gives it, in the order of the select in stripCalls. */
 export type StripRow = [
@@ -71,11 +72,7 @@ export async function stripCalls(
       'parts',
     ])
     .where('workspace_id', '=', workspaceId)
-    .where((eb) =>
-      'conversationId' in scope
-        ? eb('conversation_id', '=', scope.conversationId)
-        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
-    )
+    .where(inScope(scope))
     .orderBy('start_ns')
     .orderBy('span_id')
     .limit(limit)
@@ -104,11 +101,7 @@ export async function stripFindings(
     .selectFrom('findings')
     .select(['id', 'detector', 'severity', 'kind', 'trace_id', 'span_id', 'summary', 'details'])
     .where('workspace_id', '=', workspaceId)
-    .where((eb) =>
-      'conversationId' in scope
-        ? eb('conversation_id', '=', scope.conversationId)
-        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
-    )
+    .where(inScope(scope))
     .orderBy('id')
     .execute();
   return rows.map((f) => ({
@@ -133,11 +126,7 @@ export async function stripCompactions(
     .selectFrom('compactions')
     .select(['stream_key', sql<string>`at_ns::text`.as('at_ns')])
     .where('workspace_id', '=', workspaceId)
-    .where((eb) =>
-      'conversationId' in scope
-        ? eb('conversation_id', '=', scope.conversationId)
-        : eb.or([eb('run_id', '=', scope.runId), eb('trace_id', '=', scope.runId)]),
-    )
+    .where(inScope(scope))
     .orderBy('at_ns')
     .execute();
   return rows.map((c) => ({ streamKey: c.stream_key, atNs: c.at_ns }));
