@@ -13,18 +13,21 @@
  * removes only rotscope's entries and puts back exactly what was there. Running it twice changes
  * nothing; `--dry-run` prints the diff (and what it would replace) and writes nothing.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-
-type Env = Record<string, string | undefined>;
-type Obj = Record<string, unknown>;
-interface Io {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
+import {
+  backup,
+  DEFAULT_URL,
+  fileDiff,
+  installFlags,
+  obj,
+  parseSettingsJson,
+  type Env,
+  type Io,
+  type Obj,
+} from './install-shared.ts';
 
 const USAGE =
   'usage: rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline]\n' +
@@ -33,9 +36,6 @@ const USAGE =
   '  --token    an ingest token, once the server has tokens (default $ROTSCOPE_TOKEN)\n' +
   "  --keep-statusline  keep a status line of your own instead of rotscope's\n" +
   '  --no-guard         leave out the tool-result guard (PreToolUse/PostToolUse; see README)\n';
-
-/** The default server: `rotscope serve` on this machine. */
-const DEFAULT_URL = 'http://127.0.0.1:4318';
 
 /**
  * The `env` entries rotscope writes: Claude Code's telemetry to the server (traces and log
@@ -82,9 +82,6 @@ const GUARD_EVENTS: ReadonlyArray<[event: string, matcher: string]> = [
   ['PreToolUse', 'Read'],
   ['PostToolUse', ''],
 ];
-
-const obj = (v: unknown): Obj | undefined =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
 
 /** The commands written into settings.json: this installation's node and bin/, absolute. */
 export function rotscopeCommands(): { statusline: string; hook: string; guard: string } {
@@ -181,32 +178,6 @@ export function withOurs(
   return next;
 }
 
-/** A line diff (longest common subsequence) in unified style: `-` removed, `+` added, ` ` kept. */
-export function lineDiff(before: string, after: string): string {
-  const a = before === '' ? [] : before.split('\n');
-  const b = after.split('\n');
-  const lcs = a.map(() => new Array<number>(b.length + 1).fill(0));
-  lcs.push(new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--)
-    for (let j = b.length - 1; j >= 0; j--)
-      lcs[i]![j] =
-        a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
-  const out: string[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    if (i < a.length && j < b.length && a[i] === b[j]) {
-      out.push(`  ${a[i++]}`);
-      j++;
-    } else if (j < b.length && (i >= a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
-      out.push(`+ ${b[j++]}`);
-    } else {
-      out.push(`- ${a[i++]}`);
-    }
-  }
-  return out.join('\n') + '\n';
-}
-
 /** Where settings.json is for `--user` (default) or `--project`. */
 export function settingsPath(scope: 'user' | 'project', env: Env, cwd = process.cwd()): string {
   if (scope === 'project') return path.join(cwd, '.claude', 'settings.json');
@@ -256,41 +227,17 @@ function replacedBy(settings: Obj, next: Obj, earlier: Replaced): Replaced {
 
 /** The `claude-code` command. Exit 0 done, 1 settings.json unreadable, 2 bad usage. */
 export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promise<number> {
-  let values: {
-    user?: boolean;
-    project?: boolean;
-    uninstall?: boolean;
-    'dry-run'?: boolean;
-    'keep-statusline'?: boolean;
-    'no-guard'?: boolean;
-    url?: string;
-    token?: string;
-  };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: {
-        user: { type: 'boolean' },
-        project: { type: 'boolean' },
-        uninstall: { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-        'keep-statusline': { type: 'boolean' },
-        'no-guard': { type: 'boolean' },
-        url: { type: 'string' },
-        token: { type: 'string' },
-      },
-      allowPositionals: true,
-      strict: true,
-    }));
-  } catch (error) {
-    io.stderr(`${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (positionals.length !== 1 || positionals[0] !== 'install' || (values.user && values.project)) {
-    io.stderr(USAGE);
-    return 2;
-  }
+  const values = installFlags(argv, io, USAGE, {
+    user: { type: 'boolean' },
+    project: { type: 'boolean' },
+    uninstall: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+    'keep-statusline': { type: 'boolean' },
+    'no-guard': { type: 'boolean' },
+    url: { type: 'string' },
+    token: { type: 'string' },
+  });
+  if (values === null) return 2;
   const url = values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL);
   if (!/^https?:\/\/[^\s/]+/.test(url)) {
     io.stderr(`rotscope claude-code install: --url must be an http(s) URL, not "${url}"\n${USAGE}`);
@@ -299,17 +246,8 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
   const tokenValue = values.token ?? (env.ROTSCOPE_TOKEN || undefined);
   const file = settingsPath(values.project ? 'project' : 'user', env);
   const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  let settings: Obj;
-  try {
-    const parsed: unknown = before.trim() === '' ? {} : JSON.parse(before);
-    if (!obj(parsed)) throw new Error('not a JSON object');
-    settings = parsed as Obj;
-  } catch (error) {
-    io.stderr(
-      `rotscope: ${file} is not valid settings JSON (${(error as Error).message}): left unchanged\n`,
-    );
-    return 1;
-  }
+  const settings = parseSettingsJson(file, before, io);
+  if (settings === undefined) return 1;
   const earlier = readReplaced(file);
   const next = values.uninstall
     ? withoutOurs(settings, earlier)
@@ -335,7 +273,7 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
     io.stdout(
       unchanged
         ? `${file}: nothing to change\n`
-        : `${statusWarning}--- ${file}\n+++ ${file} (after)\n${lineDiff(before.trimEnd(), after.trimEnd())}`,
+        : `${statusWarning}${fileDiff(file, before, after)}`,
     );
     return 0;
   }
@@ -345,11 +283,7 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
     );
     return 0;
   }
-  if (before !== '') {
-    const backup = `${file}.rotscope-backup-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    copyFileSync(file, backup);
-    io.stdout(`backup: ${backup}\n`);
-  }
+  if (before !== '') backup(file, io);
   io.stdout(statusWarning);
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, after);

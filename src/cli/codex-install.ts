@@ -16,26 +16,20 @@
  * TOML is read and written with smol-toml; the file is edited as text, section by section, and
  * every result is parsed again and checked to mean what was intended before it is written.
  */
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { parse, stringify } from 'smol-toml';
-import { lineDiff } from './claude-code-install.ts';
+import {
+  backup,
+  DEFAULT_URL,
+  fileDiff,
+  installFlags,
+  type Env,
+  type Io,
+} from './install-shared.ts';
 
-type Env = Record<string, string | undefined>;
 type Table = Record<string, unknown>;
-interface Io {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
 
 export const CODEX_USAGE =
   'usage: rotscope codex install [--url URL] [--token TOKEN] [--uninstall] [--dry-run]\n';
@@ -44,7 +38,6 @@ export const CODEX_USAGE =
 export const MARKER =
   '# rotscope codex install: Codex telemetry to rotscope (undo: rotscope codex install --uninstall)';
 
-const DEFAULT_URL = 'http://127.0.0.1:4318';
 const table = (v: unknown): Table | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
     ? (v as Table)
@@ -209,28 +202,13 @@ function checkResult(after: string, before: Table, otel: Table | undefined): str
 
 /** The `codex` command. Exit 0 done, 1 config.toml unreadable or not editable, 2 bad usage. */
 export async function codexCommand(argv: string[], io: Io, env: Env): Promise<number> {
-  let values: { url?: string; token?: string; uninstall?: boolean; 'dry-run'?: boolean };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: {
-        url: { type: 'string' },
-        token: { type: 'string' },
-        uninstall: { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-      },
-      allowPositionals: true,
-      strict: true,
-    }));
-  } catch (error) {
-    io.stderr(`${(error as Error).message}\n${CODEX_USAGE}`);
-    return 2;
-  }
-  if (positionals.length !== 1 || positionals[0] !== 'install') {
-    io.stderr(CODEX_USAGE);
-    return 2;
-  }
+  const values = installFlags(argv, io, CODEX_USAGE, {
+    url: { type: 'string' },
+    token: { type: 'string' },
+    uninstall: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+  });
+  if (values === null) return 2;
   const url = values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL);
   if (!/^https?:\/\/[^\s/]+/.test(url)) {
     io.stderr(`rotscope codex: --url must be an http(s) URL (got "${url}")\n${CODEX_USAGE}`);
@@ -274,22 +252,14 @@ export async function codexCommand(argv: string[], io: Io, env: Env): Promise<nu
   }
   const unchanged = after === before;
   if (values['dry-run']) {
-    io.stdout(
-      unchanged
-        ? `${file}: nothing to change\n`
-        : `--- ${file}\n+++ ${file} (after)\n${lineDiff(before.trimEnd(), after.trimEnd())}`,
-    );
+    io.stdout(unchanged ? `${file}: nothing to change\n` : fileDiff(file, before, after));
     return 0;
   }
   if (unchanged) {
     io.stdout(`${file}: already installed, nothing to change\n`);
     return 0;
   }
-  if (before !== '') {
-    const backup = `${file}.rotscope-backup-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    copyFileSync(file, backup);
-    io.stdout(`backup: ${backup}\n`);
-  }
+  if (before !== '') backup(file, io);
   const replaced = current?.exporter !== undefined || current?.trace_exporter !== undefined;
   if (!values.uninstall && replaced && !isOurs(before))
     io.stdout('replaced your [otel] exporters; they are in the backup\n');

@@ -16,32 +16,24 @@
  * alone); running it twice changes nothing; `--dry-run` prints the diff (the token masked) and
  * writes nothing.
  */
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { lineDiff } from './claude-code-install.ts';
-
-type Env = Record<string, string | undefined>;
-type Obj = Record<string, unknown>;
-interface Io {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
+import {
+  backup,
+  DEFAULT_URL,
+  fileDiff,
+  installFlags,
+  obj,
+  parseSettingsJson,
+  type Env,
+  type Obj,
+  type Io,
+} from './install-shared.ts';
 
 export const GEMINI_USAGE =
   'usage: rotscope gemini install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]\n';
 
-/** The server rotscope's own commands talk to by default. */
-const DEFAULT_URL = 'http://127.0.0.1:4318';
 /** The `.env` variable the CLI's OTLP exporters read their headers from. */
 const HEADERS_VAR = 'OTEL_EXPORTER_OTLP_HEADERS';
 const STATE_FILE = 'rotscope-install.json';
@@ -64,8 +56,6 @@ interface InstallState {
   envInstalled: string | null;
 }
 
-const obj = (v: unknown): Obj | undefined =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The folder holding settings.json: `--user` (default) or `--project`. */
@@ -128,48 +118,17 @@ const mask = (text: string, token: string | null) =>
 
 const readText = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
 
-/** Copies `file` (when it has content) to `<file>.rotscope-backup-<time>`, private when it is. */
-function backup(file: string, io: Io, secret = false): void {
-  if (!existsSync(file) || readText(file) === '') return;
-  const to = `${file}.rotscope-backup-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  copyFileSync(file, to);
-  if (secret) chmodSync(to, 0o600);
-  io.stdout(`backup: ${to}\n`);
-}
-
 /** The `gemini` command. Exit 0 done, 1 settings.json unreadable, 2 bad usage. */
 export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<number> {
-  let values: {
-    user?: boolean;
-    project?: boolean;
-    url?: string;
-    token?: string;
-    uninstall?: boolean;
-    'dry-run'?: boolean;
-  };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: {
-        user: { type: 'boolean' },
-        project: { type: 'boolean' },
-        url: { type: 'string' },
-        token: { type: 'string' },
-        uninstall: { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-      },
-      allowPositionals: true,
-      strict: true,
-    }));
-  } catch (error) {
-    io.stderr(`${(error as Error).message}\n${GEMINI_USAGE}`);
-    return 2;
-  }
-  if (positionals.length !== 1 || positionals[0] !== 'install' || (values.user && values.project)) {
-    io.stderr(GEMINI_USAGE);
-    return 2;
-  }
+  const values = installFlags(argv, io, GEMINI_USAGE, {
+    user: { type: 'boolean' },
+    project: { type: 'boolean' },
+    url: { type: 'string' },
+    token: { type: 'string' },
+    uninstall: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+  });
+  if (values === null) return 2;
   const url = (values.url ?? env.ROTSCOPE_URL ?? DEFAULT_URL).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(url)) {
     io.stderr(
@@ -188,17 +147,8 @@ export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<n
   const envFile = path.join(dir, '.env');
   const stateFile = path.join(dir, STATE_FILE);
   const before = readText(file);
-  let settings: Obj;
-  try {
-    const parsed: unknown = before.trim() === '' ? {} : JSON.parse(before);
-    if (!obj(parsed)) throw new Error('not a JSON object');
-    settings = parsed as Obj;
-  } catch (error) {
-    io.stderr(
-      `rotscope: ${file} is not valid settings JSON (${(error as Error).message}): left unchanged\n`,
-    );
-    return 1;
-  }
+  const settings = parseSettingsJson(file, before, io);
+  if (settings === undefined) return 1;
   let state: InstallState | null = null;
   try {
     state = existsSync(stateFile)
@@ -255,12 +205,8 @@ export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<n
 
   if (values['dry-run']) {
     if (!settingsChanged && !envChanged) io.stdout(`${file}: nothing to change\n`);
-    if (settingsChanged)
-      io.stdout(`--- ${file}\n+++ ${file} (after)\n${lineDiff(before.trimEnd(), after.trimEnd())}`);
-    if (envChanged)
-      io.stdout(
-        `--- ${envFile}\n+++ ${envFile} (after)\n${mask(lineDiff(envBefore.trimEnd(), nextEnv.trimEnd()), token)}`,
-      );
+    if (settingsChanged) io.stdout(fileDiff(file, before, after));
+    if (envChanged) io.stdout(fileDiff(envFile, envBefore, nextEnv, (diff) => mask(diff, token)));
     return 0;
   }
   if (!settingsChanged && !envChanged) {
@@ -273,14 +219,14 @@ export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<n
   }
   mkdirSync(dir, { recursive: true });
   if (settingsChanged) {
-    backup(file, io);
+    if (before !== '') backup(file, io);
     // a settings.json install created goes again when nothing else is in it
     if (values.uninstall && state?.fileAbsent === true && Object.keys(next).length === 0)
       rmSync(file, { force: true });
     else writeFileSync(file, after);
   }
   if (envChanged) {
-    backup(envFile, io, true);
+    if (envBefore !== '') backup(envFile, io, true);
     if (nextEnv === '') rmSync(envFile, { force: true });
     else {
       writeFileSync(envFile, nextEnv, { mode: 0o600 });

@@ -4,29 +4,16 @@
  * reasons. Claude Code log events and transcript boundaries are read in their own modules
  * with `compaction()` below. Every compaction has a `sourceKey` that is stable on re-send.
  */
-import type { Compaction, CompactionEvidence } from '../model/calls.ts';
+import type { Compaction } from '../model/calls.ts';
 import type { AttrValue, Attributes } from '../model/telemetry.ts';
 import { toNum } from './attrs.ts';
 
+/** The fields of a Compaction that {@link compaction} defaults when they are left out. */
+type Defaulted =
+  'kind' | 'trigger' | 'tokensBefore' | 'tokensAfter' | 'messagesKept' | 'summarySize' | 'summary';
+
 /** Where a compaction belongs and what it says; the rest of the row is defaulted. */
-export interface CompactionInit {
-  workspaceId: string;
-  conversationId: string;
-  streamKey: string;
-  runId: string;
-  traceId: string | null;
-  spanId: string | null;
-  atNs: string;
-  evidence: CompactionEvidence;
-  sourceKey: string;
-  kind?: Compaction['kind'];
-  trigger?: Compaction['trigger'];
-  tokensBefore?: number | null;
-  tokensAfter?: number | null;
-  messagesKept?: number | null;
-  summarySize?: number | null;
-  summary?: string | null;
-}
+export type CompactionInit = Omit<Compaction, Defaulted> & Partial<Pick<Compaction, Defaulted>>;
 
 /** A Compaction row with defaults (kind `summarize`, unknown counts). */
 export function compaction(init: CompactionInit): Compaction {

@@ -325,6 +325,18 @@ interface Where {
   runId: string;
 }
 
+/** Where a compaction that `span` reports belongs: its workspace, conversation, stream, run, span. */
+function compactionPlace(ctx: NormalizeContext, w: Where, span: Span) {
+  return {
+    workspaceId: ctx.workspaceId,
+    conversationId: w.conv.id,
+    streamKey: w.streamKey,
+    runId: w.runId,
+    traceId: span.traceId,
+    spanId: span.spanId,
+  };
+}
+
 /** A compaction from a custom compaction span or span event, with what its attributes say. */
 function detailedCompaction(
   ctx: NormalizeContext,
@@ -334,12 +346,7 @@ function detailedCompaction(
   at: { atNs: string; evidence: 'span' | 'span_event'; sourceKey: string },
 ): Compaction {
   return compaction({
-    workspaceId: ctx.workspaceId,
-    conversationId: w.conv.id,
-    streamKey: w.streamKey,
-    runId: w.runId,
-    traceId: span.traceId,
-    spanId: span.spanId,
+    ...compactionPlace(ctx, w, span),
     ...at,
     kind: d.kind,
     trigger: d.trigger,
@@ -385,14 +392,7 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
   const hasToolCall = bool(a, 'response.has_tool_call') === true;
   const sideCall = sideCallOf(a);
   const flag = bool(a, 'gen_ai.conversation.compacted') === true;
-  const base = {
-    workspaceId: ctx.workspaceId,
-    conversationId: w.conv.id,
-    streamKey: w.streamKey,
-    runId: w.runId,
-    traceId: span.traceId,
-    spanId: span.spanId,
-  };
+  const base = compactionPlace(ctx, w, span);
   if (flag) {
     compactions.push(
       compaction({

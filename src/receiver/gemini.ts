@@ -35,7 +35,8 @@ import {
   type CallFactsUpdate,
   type ChangedCall,
 } from '../store/gemini.ts';
-import { nextCall, setCallParts, type ToolPartsTarget } from '../store/logged-tool-results.ts';
+import { nextCall, setCallParts } from '../store/logged-tool-results.ts';
+import { callTargets, sameTools, targetKey } from './logged-tool-parts.ts';
 
 const GEMINI_PRODUCERS: readonly string[] = [GEMINI_PRODUCER];
 
@@ -150,9 +151,6 @@ export async function applyGeminiSpanBatch(
   return [...marksOf(changed), ...toolMarks];
 }
 
-const sameTools = (a: Record<string, number>, b: Record<string, number>) =>
-  Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => a[k] === b[k]);
-
 /**
  * Fills the parts of the main-thread calls concerned (new calls, the next call after each
  * logged result, the next call after each new side call) with the tool results logged since
@@ -166,18 +164,7 @@ async function joinGeminiToolResults(
   results: readonly ToolResult[],
   changed: readonly ChangedCall[],
 ): Promise<IngestMark[]> {
-  const targets = new Map<string, ToolPartsTarget>();
-  for (const c of calls) {
-    if (c.sideCall !== null || c.contextTokens === null) continue;
-    targets.set(`${c.traceId}:${c.spanId}`, {
-      conversationId: c.conversationId,
-      streamKey: c.streamKey,
-      traceId: c.traceId,
-      spanId: c.spanId,
-      startNs: c.startNs,
-      parts: c.parts,
-    });
-  }
+  const targets = callTargets(calls);
   const after = [
     ...results
       .filter((r) => r.source === GEMINI_TOOL_LOG_SOURCE)
@@ -188,7 +175,7 @@ async function joinGeminiToolResults(
   ];
   for (const at of after) {
     const next = await nextCall(db, workspaceId, at, GEMINI_PRODUCERS);
-    if (next !== undefined) targets.set(`${next.traceId}:${next.spanId}`, next);
+    if (next !== undefined) targets.set(targetKey(next), next);
   }
   const marks: IngestMark[] = [];
   for (const t of targets.values()) {

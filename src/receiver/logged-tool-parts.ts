@@ -26,9 +26,33 @@ import {
   type ToolPartsTarget,
 } from '../store/logged-tool-results.ts';
 
-function sameTools(a: Record<string, number>, b: Record<string, number>): boolean {
+/** True when two tallies of tool results hold the same tools with the same sizes. */
+export function sameTools(a: Record<string, number>, b: Record<string, number>): boolean {
   const ka = Object.keys(a);
   return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+}
+
+/** A call's key among the targets: its trace and span id. */
+export const targetKey = (t: { traceId: string; spanId: string }) => `${t.traceId}:${t.spanId}`;
+
+/**
+ * The calls of a batch whose parts logged tool results may fill, by {@link targetKey}: the
+ * main-thread ones (no side call) that carry a token count.
+ */
+export function callTargets(calls: readonly LlmCall[]): Map<string, ToolPartsTarget> {
+  const targets = new Map<string, ToolPartsTarget>();
+  for (const c of calls) {
+    if (c.sideCall !== null || c.contextTokens === null) continue;
+    targets.set(targetKey(c), {
+      conversationId: c.conversationId,
+      streamKey: c.streamKey,
+      traceId: c.traceId,
+      spanId: c.spanId,
+      startNs: c.startNs,
+      parts: c.parts,
+    });
+  }
+  return targets;
 }
 
 /**
@@ -41,23 +65,13 @@ export async function joinLoggedToolResults(
   workspaceId: string,
   batch: { calls: readonly LlmCall[]; toolResults: readonly ToolResult[] },
 ): Promise<IngestMark[]> {
-  const targets = new Map<string, ToolPartsTarget>();
-  for (const c of batch.calls) {
-    if (c.sideCall !== null || c.contextTokens === null) continue;
-    if (!LOGGED_TOOL_RESULT_PRODUCERS.includes(c.producer)) continue;
-    targets.set(`${c.traceId}:${c.spanId}`, {
-      conversationId: c.conversationId,
-      streamKey: c.streamKey,
-      traceId: c.traceId,
-      spanId: c.spanId,
-      startNs: c.startNs,
-      parts: c.parts,
-    });
-  }
+  const targets = callTargets(
+    batch.calls.filter((c) => LOGGED_TOOL_RESULT_PRODUCERS.includes(c.producer)),
+  );
   const logged = batch.toolResults.filter((r) => isLoggedToolResultSource(r.source));
   for (const at of await resultStreams(db, workspaceId, logged)) {
     const next = await nextCall(db, workspaceId, at, LOGGED_TOOL_RESULT_PRODUCERS);
-    if (next !== undefined) targets.set(`${next.traceId}:${next.spanId}`, next);
+    if (next !== undefined) targets.set(targetKey(next), next);
   }
 
   const marks: IngestMark[] = [];

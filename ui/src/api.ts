@@ -100,3 +100,29 @@ export function useApi<T>(path: string | undefined): Loaded<T> {
   const reload = useCallback(() => setGeneration((n) => n + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }
+
+export interface Action {
+  /** True while an action runs (its buttons are disabled). */
+  busy: boolean;
+  /** The last action's failure (the API's refusal), cleared when the next one starts. */
+  error: Error | undefined;
+  run: (action: () => Promise<void>) => Promise<void>;
+}
+
+/** Runs a form's or a button's request: busy meanwhile, its failure kept as `error`. */
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error>();
+  const run = useCallback(async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+    } catch (failure) {
+      setError(failure as Error);
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run };
+}

@@ -3,7 +3,7 @@
  * destination names ROTSCOPE_ALLOW_PRIVATE_ADDRESSES), delete, and its deliveries.
  */
 import { useState } from 'react';
-import { api } from '../api.ts';
+import { api, useAction } from '../api.ts';
 import { ErrorMessage } from '../components/Status.tsx';
 import { formatTime } from '../format.ts';
 import { Deliveries } from './Deliveries.tsx';
@@ -11,29 +11,17 @@ import { destinationOf, type Channel, type TestResult } from './types.ts';
 
 export function ChannelCard({ channel, onDeleted }: { channel: Channel; onDeleted: () => void }) {
   const [test, setTest] = useState<{ at: Date; result: TestResult }>();
-  const [error, setError] = useState<Error>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const [generation, setGeneration] = useState(0);
 
-  async function act(action: () => Promise<void>) {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await action();
-    } catch (failure) {
-      setError(failure as Error);
-    } finally {
-      setBusy(false);
-    }
-  }
   const sendTest = () =>
-    act(async () => {
+    run(async () => {
       setTest(undefined);
       const result = await api<TestResult>(`/api/channels/${channel.id}/test`, { method: 'POST' });
       setTest({ at: new Date(), result });
     });
   const remove = () =>
-    act(async () => {
+    run(async () => {
       if (!window.confirm(`Delete the channel “${channel.name}”?`)) return;
       await api(`/api/channels/${channel.id}`, { method: 'DELETE' });
       onDeleted();

@@ -5,7 +5,7 @@
  * is shown as it is.
  */
 import { useState, type FormEvent } from 'react';
-import { api } from '../api.ts';
+import { api, useAction } from '../api.ts';
 import { ErrorMessage } from '../components/Status.tsx';
 import type { ChannelType, CreatedChannel } from './types.ts';
 
@@ -62,27 +62,20 @@ function configOf(draft: Draft): Record<string, unknown> {
 
 export function ChannelForm({ onCreated }: { onCreated: (channel: CreatedChannel) => void }) {
   const [draft, setDraft] = useState<Draft>(EMPTY);
-  const [error, setError] = useState<Error>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const field = (key: keyof Draft) => (event: { target: { value: string } }) =>
     setDraft((previous) => ({ ...previous, [key]: event.target.value }));
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       const created = await api<CreatedChannel>('/api/channels', {
         method: 'POST',
         body: { type: draft.type, name: draft.name.trim(), config: configOf(draft) },
       });
       setDraft(EMPTY);
       onCreated(created);
-    } catch (failure) {
-      setError(failure as Error);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (

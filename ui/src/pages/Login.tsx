@@ -1,24 +1,16 @@
 /** Sign in: the token is pasted once and kept by the server in an HttpOnly cookie. */
 import { useState, type FormEvent } from 'react';
+import { useAction } from '../api.ts';
 import { ErrorMessage } from '../components/Status.tsx';
 import { useSession } from '../session.tsx';
 
 export default function Login() {
   const { signIn } = useSession();
   const [token, setToken] = useState('');
-  const [error, setError] = useState<Error>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   async function submit(event: FormEvent) {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      await signIn(token.trim());
-    } catch (failure) {
-      setError(failure as Error);
-    } finally {
-      setBusy(false);
-    }
+    await run(() => signIn(token.trim()));
   }
   return (
     <main className="login">

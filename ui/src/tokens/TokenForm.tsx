@@ -3,7 +3,7 @@
  * workspace; otherwise the session's own workspace. The token itself comes back once.
  */
 import { useState, type FormEvent } from 'react';
-import { api } from '../api.ts';
+import { api, useAction } from '../api.ts';
 import { ErrorMessage } from '../components/Status.tsx';
 import { SCOPE_HELP, type CreatedToken, type Scope } from './types.ts';
 
@@ -20,25 +20,18 @@ export function TokenForm({
   const [name, setName] = useState('');
   const [scope, setScope] = useState<Scope>('ingest');
   const [target, setTarget] = useState(workspace);
-  const [error, setError] = useState<Error>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       const created = await api<CreatedToken>('/api/tokens', {
         method: 'POST',
         body: { name: name.trim(), scope, workspace: anyWorkspace ? target.trim() : workspace },
       });
       setName('');
       onCreated(created);
-    } catch (failure) {
-      setError(failure as Error);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
