@@ -9,12 +9,14 @@
  * (compared as whole messages, each equal message of the call after matching one of the call
  * before). The rows are src/store/drop-rows.ts; the messages are read by src/ingest/message-text.ts.
  */
+import { isObj } from '../ingest/attrs.ts';
 import {
   inputMessages,
   systemText,
   type ReadMessage,
   type ShownMessage,
 } from '../ingest/message-text.ts';
+import type { Compaction } from '../model/calls.ts';
 import { nsToIso } from '../model/telemetry.ts';
 import { compactionBetween, dropEnds, type CallKey, type DropEnd } from '../store/drop-rows.ts';
 import type { Db } from '../store/db.ts';
@@ -87,8 +89,6 @@ export interface WhatWasLost {
   };
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
@@ -126,7 +126,7 @@ const endOf = (r: CallRef | null, end: DropEnd | undefined): CallEnd => ({
 
 /** What replaced the dropped messages: the compaction between the calls, else the finding's marker. */
 function replacementOf(
-  compaction: Awaited<ReturnType<typeof compactionBetween>>,
+  compaction: Compaction | undefined,
   marker: unknown,
 ): WhatWasLost['replacement'] {
   if (compaction) {
