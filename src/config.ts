@@ -110,6 +110,12 @@ export const configSchema = z.object({
    * by default), so a compaction in the logs is seen before the drop it explains. Default 6000.
    */
   splitEvidenceSettleMs: z.coerce.number().int().min(0).default(6_000),
+  /**
+   * Also keep every stored span as it arrived, in the raw `spans` table (for debugging a
+   * producer). Nothing of rotscope reads it: the calls, tool results and compactions hold what
+   * the detectors, the console and the reports need (docs/scaling.md). Default false.
+   */
+  keepRawSpans: bool.default(false),
   /** How often (ms) the evaluator looks for settled conversations. Default 200. */
   evaluatorPollMs: positiveInt.default(200),
   /** Run the evaluator in this process. Default true. */
@@ -182,6 +188,7 @@ export const ENV_NAMES: Record<keyof z.infer<typeof configSchema>, string> = {
   logEventIntervalMs: 'ROTSCOPE_LOG_EVENT_INTERVAL_MS',
   evaluatorQuietMs: 'ROTSCOPE_EVALUATOR_QUIET_MS',
   splitEvidenceSettleMs: 'ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS',
+  keepRawSpans: 'ROTSCOPE_KEEP_RAW_SPANS',
   evaluatorPollMs: 'ROTSCOPE_EVALUATOR_POLL_MS',
   evaluator: 'ROTSCOPE_EVALUATOR',
   notifier: 'ROTSCOPE_NOTIFIER',

@@ -95,6 +95,25 @@ function openInferenceMessages(attrs: Attrs): ReadMessage[] | null {
     });
 }
 
+/** Whether an attribute key is one of those this module reads the messages from. */
+const isMessageKey = (key: string) =>
+  key === 'gen_ai.input.messages' ||
+  key === 'gen_ai.system_instructions' ||
+  key.startsWith('llm.input_messages.');
+
+/**
+ * Of a span's attributes, those {@link inputMessages} and {@link systemText} read (kept with the
+ * call, src/model/calls.ts LlmCall.inputMessages); undefined when there are none.
+ */
+export function messageAttributes(attrs: Attrs): Attrs | undefined {
+  let out: Attrs | undefined;
+  for (const key in attrs) {
+    if (!isMessageKey(key)) continue;
+    (out ??= {})[key] = attrs[key];
+  }
+  return out;
+}
+
 /** The input messages a stored span's attributes hold; null when they hold no message content. */
 export function inputMessages(attrs: Attrs): ReadMessage[] | null {
   const semconv = parsed(attrs['gen_ai.input.messages']);

@@ -27,6 +27,7 @@ import { isCodexResource, normalizeCodexSpans } from './codex.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { GEMINI_PRODUCER, geminiSpanFacts, isGeminiCliSpan } from './gemini.ts';
 import { analyzeContent } from './parts.ts';
+import { messageAttributes } from './message-text.ts';
 import { partsFromInputSizes } from './context-sizes.ts';
 import { partsFromBytes } from './tool-parts.ts';
 import { projectOf, projectReport, SESSION_SPAN_NAME } from './projects.ts';
@@ -495,6 +496,9 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
     parts: content.parts ?? partsFromInputSizes(a) ?? claudeCodeSystemParts(producer, a),
     compacted: flag || ic !== null || usageCompaction,
   };
+  // the messages as sent, for What was lost (the raw span is not kept by default)
+  const messages = ctx.captureContent ? messageAttributes(a) : undefined;
+  if (messages) call.inputMessages = messages;
   // Gemini CLI: output and parts read natively (src/ingest/gemini.ts), not from its cut messages
   return producer === GEMINI_PRODUCER ? { ...call, ...geminiSpanFacts(a) } : call;
 }

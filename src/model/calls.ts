@@ -122,6 +122,12 @@ export interface LlmCall {
   parts: InputParts | null;
   /** The call carried a compaction marker itself (gen_ai.conversation.compacted, a compaction part or event). */
   compacted: boolean;
+  /**
+   * The attributes of the call's span that hold its input messages and system instructions as
+   * sent (content captured only), for What was lost; absent when there were none. Written,
+   * never read back with the call (src/store/drop-rows.ts reads it).
+   */
+  inputMessages?: Readonly<Record<string, unknown>>;
 }
 
 /** One tool execution's result. */

@@ -34,7 +34,7 @@ import {
   type CallPrecedence,
   type CallsOutcome,
 } from '../store/ingest.ts';
-import { holdEvaluation, markConversationsDirty, noteProjects } from '../store/conversations.ts';
+import { holdEvaluation, markConversationsDirty, noteConversations } from '../store/conversations.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
 import { GroupCommitter, type GroupCommitOptions } from './group-commit.ts';
 import { joinLoggedToolResults } from './logged-tool-parts.ts';
@@ -57,6 +57,8 @@ export class IngestPipeline {
   readonly #store: Store;
   readonly #committer: GroupCommitter;
   readonly #settings = new Map<string, { value: WorkspaceSettings; at: number }>();
+  /** Whether spans are also stored as they arrived (Config.keepRawSpans). */
+  readonly #keepRawSpans: boolean;
 
   /** Calls from spans and logs of one request: the span's wins; split-evidence producers settle longer. */
   readonly #spanPrecedence: CallPrecedence;
@@ -74,9 +76,14 @@ export class IngestPipeline {
    */
   constructor(
     store: Store,
-    options: { splitEvidenceSettleMs?: number; groupCommit?: GroupCommitOptions } = {},
+    options: {
+      splitEvidenceSettleMs?: number;
+      groupCommit?: GroupCommitOptions;
+      keepRawSpans?: boolean;
+    } = {},
   ) {
     this.#store = store;
+    this.#keepRawSpans = options.keepRawSpans ?? false;
     this.#committer = new GroupCommitter(store, options.groupCommit);
     const settleMs = options.splitEvidenceSettleMs ?? 0;
     this.#spanPrecedence = {
@@ -128,7 +135,7 @@ export class IngestPipeline {
         keys: evidenceKeys(workspaceId, batch.normalized),
         run: async (tx) => {
           const trx = tx.db;
-          await insertSpans(tx, workspaceId, batch.keep);
+          if (this.#keepRawSpans) await insertSpans(tx, workspaceId, batch.keep);
           const calls = await insertCalls(tx, batch.normalized.calls, this.#spanPrecedence);
           // Content logged before its span arrived is applied now.
           const logged = await loadLogRecordsOfSpans(trx, workspaceId, batch.normalized.calls);
@@ -146,14 +153,12 @@ export class IngestPipeline {
             logged,
           );
           const compactions = await insertCompactions(trx, batch.normalized.compactions);
-          await markConversationsDirty(trx, workspaceId, [
-            ...calls,
-            ...content,
-            ...toolParts,
-            ...gemini,
-            ...compactions,
-          ]);
-          await noteProjects(trx, workspaceId, batch.normalized.projects ?? []);
+          await noteConversations(
+            trx,
+            workspaceId,
+            [...calls, ...content, ...toolParts, ...gemini, ...compactions],
+            batch.normalized.projects,
+          );
         },
       });
     }
@@ -234,12 +239,12 @@ export class IngestPipeline {
         const compactions = await insertCompactions(tx.db, normalized.compactions);
         const { historyBeforeNs } = options;
         const marks = [...calls, ...compactions];
-        await markConversationsDirty(
+        await noteConversations(
           tx.db,
           workspaceId,
           historyBeforeNs === undefined ? marks : marks.map((m) => ({ ...m, historyBeforeNs })),
+          normalized.projects,
         );
-        await noteProjects(tx.db, workspaceId, normalized.projects ?? []);
         if (options.holdEvaluationMs !== undefined)
           await holdEvaluation(
             tx.db,

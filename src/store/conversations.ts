@@ -48,21 +48,24 @@ export interface IngestMark {
   historyBeforeNs?: string;
 }
 
-/** Rows in conversation id order: a fixed order of row locks, so batches cannot deadlock. */
-const byConversationId = (a: { conversationId: string }, b: { conversationId: string }) =>
-  a.conversationId < b.conversationId ? -1 : a.conversationId > b.conversationId ? 1 : 0;
 
 /**
- * Marks conversations as having new items (run in the ingest transaction): dirty (since now
- * unless already dirty), last ingest now, `pending_from_ns` lowered to the earliest new item, `call_count` increased.
+ * What one ingest batch tells the conversations it touched, in one statement (run in the
+ * ingest transaction):
+ * - `marks`: new items. The conversation is dirty (since now unless already dirty), its last
+ *   ingest is now, `pending_from_ns` is lowered to the earliest new item, `call_count` grows.
+ * - `projects`: where conversations run. Each one's project becomes the given one unless a
+ *   later report is stored. A conversation seen first this way gets a row that is not dirty
+ *   (nothing to evaluate yet), and one with only a project keeps its evaluation columns.
  * Rows are written in conversation id order, so concurrent ingests cannot deadlock here.
  */
-export async function markConversationsDirty(
+export async function noteConversations(
   db: Db,
   workspaceId: string,
   marks: readonly IngestMark[],
+  projects: readonly ConversationProject[] = [],
 ): Promise<void> {
-  if (marks.length === 0) return;
+  if (marks.length === 0 && projects.length === 0) return;
   const merged = new Map<string, IngestMark>();
   for (const mark of marks) {
     const seen = merged.get(mark.conversationId);
@@ -79,67 +82,56 @@ export async function markConversationsDirty(
         : mark,
     );
   }
-  const rows = [...merged.values()].sort(byConversationId);
+  const projectOf = new Map(latestProjects(projects).map((p) => [p.conversationId, p]));
+  const ids = [...new Set([...merged.keys(), ...projectOf.keys()])].sort();
   await db
     .insertInto('conversations')
     .values(
-      rows.map((mark) => ({
-        workspace_id: workspaceId,
-        id: mark.conversationId,
-        dirty: true,
-        dirty_since: sql<Date>`now()`,
-        pending_from_ns: mark.fromNs,
-        call_count: mark.calls,
-        settle_ms: mark.settleMs ?? 0,
-        history_before_ns: mark.historyBeforeNs ?? null,
-      })),
+      ids.map((id) => {
+        const mark = merged.get(id);
+        const project = projectOf.get(id);
+        return {
+          workspace_id: workspaceId,
+          id,
+          dirty: mark !== undefined,
+          dirty_since: mark ? sql<Date>`now()` : null,
+          pending_from_ns: mark?.fromNs ?? null,
+          call_count: mark?.calls ?? 0,
+          settle_ms: mark?.settleMs ?? 0,
+          history_before_ns: mark?.historyBeforeNs ?? null,
+          project: project?.project ?? null,
+          project_at_ns: project?.atNs ?? null,
+        };
+      }),
     )
     .onConflict((oc) =>
       oc.columns(['workspace_id', 'id']).doUpdateSet({
-        dirty: true,
-        dirty_since: sql`CASE WHEN conversations.dirty THEN COALESCE(conversations.dirty_since, now()) ELSE now() END`,
-        last_ingest_at: sql`now()`,
+        // a row that brings only a project leaves the evaluation columns as they are
+        dirty: sql`conversations.dirty OR excluded.dirty`,
+        dirty_since: sql`CASE WHEN NOT excluded.dirty THEN conversations.dirty_since WHEN conversations.dirty THEN COALESCE(conversations.dirty_since, now()) ELSE now() END`,
+        last_ingest_at: sql`CASE WHEN excluded.dirty THEN now() ELSE conversations.last_ingest_at END`,
         pending_from_ns: sql`LEAST(conversations.pending_from_ns, excluded.pending_from_ns)`,
         call_count: sql`conversations.call_count + excluded.call_count`,
         settle_ms: sql`GREATEST(conversations.settle_ms, excluded.settle_ms)`,
         history_before_ns: sql`GREATEST(conversations.history_before_ns, excluded.history_before_ns)`,
-        updated_at: sql`now()`,
-      }),
-    )
-    .execute();
-}
-
-/**
- * Records where conversations run (run in the ingest transaction): each conversation's project
- * becomes the given one unless a later report is stored. A conversation seen first this way
- * gets a row that is not dirty (nothing to evaluate yet). Rows in id order, as above.
- */
-export async function noteProjects(
-  db: Db,
-  workspaceId: string,
-  projects: readonly ConversationProject[],
-): Promise<void> {
-  if (projects.length === 0) return;
-  const rows = latestProjects(projects).sort(byConversationId);
-  await db
-    .insertInto('conversations')
-    .values(
-      rows.map((p) => ({
-        workspace_id: workspaceId,
-        id: p.conversationId,
-        dirty: false,
-        project: p.project,
-        project_at_ns: p.atNs,
-      })),
-    )
-    .onConflict((oc) =>
-      oc.columns(['workspace_id', 'id']).doUpdateSet({
-        project: sql`CASE WHEN conversations.project_at_ns IS NULL OR conversations.project_at_ns <= excluded.project_at_ns THEN excluded.project ELSE conversations.project END`,
+        updated_at: sql`CASE WHEN excluded.dirty THEN now() ELSE conversations.updated_at END`,
+        project: sql`CASE WHEN excluded.project_at_ns IS NULL THEN conversations.project WHEN conversations.project_at_ns IS NULL OR conversations.project_at_ns <= excluded.project_at_ns THEN excluded.project ELSE conversations.project END`,
         project_at_ns: sql`GREATEST(conversations.project_at_ns, excluded.project_at_ns)`,
       }),
     )
     .execute();
 }
+
+/** {@link noteConversations} with new items only. */
+export const markConversationsDirty = (db: Db, workspaceId: string, marks: readonly IngestMark[]) =>
+  noteConversations(db, workspaceId, marks);
+
+/** {@link noteConversations} with projects only. */
+export const noteProjects = (
+  db: Db,
+  workspaceId: string,
+  projects: readonly ConversationProject[],
+) => noteConversations(db, workspaceId, [], projects);
 
 /** The recorded project of each of these conversations (absent when none was reported). */
 export async function projectsOf(

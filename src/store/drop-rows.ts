@@ -1,12 +1,10 @@
 /**
  * The rows behind What was lost at one drop (src/reading/what-was-lost.ts): the two calls a
- * `history_lost` finding compares, with their stored span attributes, and the compaction that
+ * `history_lost` finding compares, with their input messages as sent, and the compaction that
  * came between them.
  */
-import type { ExpressionBuilder } from 'kysely';
 import type { Compaction } from '../model/calls.ts';
 import type { Db } from './db.ts';
-import type { Database } from './schema.ts';
 import { toCompaction } from './timeline.ts';
 
 /** One end of a drop, by its span. */
@@ -15,7 +13,7 @@ export interface CallKey {
   spanId: string;
 }
 
-/** One end of a drop: its call (null when the call is not stored) and its span's attributes. */
+/** One end of a drop: its call (null when the call is not stored) and its input messages. */
 export interface DropEnd extends CallKey {
   call: {
     startNs: string;
@@ -25,22 +23,23 @@ export interface DropEnd extends CallKey {
     /** The response model, else the request model. */
     model: string | null;
   } | null;
-  /** The stored span's attributes; {} when its raw span was not kept. */
+  /**
+   * The span attributes holding the call's messages as sent (`llm_calls.input_messages`); {}
+   * when content was not captured.
+   */
   attributes: Record<string, unknown>;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Each of `keys` as a drop's end, in the order given. */
+/** Each of `keys` as a drop's end, in the order given (one query). */
 export async function dropEnds(
   db: Db,
   workspaceId: string,
   keys: readonly CallKey[],
 ): Promise<DropEnd[]> {
   if (keys.length === 0) return [];
-  const bySpan = (eb: ExpressionBuilder<Database, 'llm_calls' | 'spans'>) =>
-    eb.or(keys.map((k) => eb.and([eb('trace_id', '=', k.traceId), eb('span_id', '=', k.spanId)])));
   const calls = await db
     .selectFrom('llm_calls')
     .select([
@@ -51,21 +50,19 @@ export async function dropEnds(
       'parts',
       'response_model',
       'request_model',
+      'input_messages',
     ])
     .where('workspace_id', '=', workspaceId)
-    .where(bySpan)
-    .execute();
-  const spans = await db
-    .selectFrom('spans')
-    .select(['trace_id', 'span_id', 'attributes'])
-    .where('workspace_id', '=', workspaceId)
-    .where(bySpan)
+    .where((eb) =>
+      eb.or(
+        keys.map((k) => eb.and([eb('trace_id', '=', k.traceId), eb('span_id', '=', k.spanId)])),
+      ),
+    )
     .execute();
   const same = (k: CallKey) => (r: { trace_id: string; span_id: string }) =>
     r.trace_id === k.traceId && r.span_id === k.spanId;
   return keys.map((k) => {
     const c = calls.find(same(k));
-    const attributes = spans.find(same(k))?.attributes;
     return {
       traceId: k.traceId,
       spanId: k.spanId,
@@ -77,7 +74,7 @@ export async function dropEnds(
             model: c.response_model ?? c.request_model,
           }
         : null,
-      attributes: isObj(attributes) ? attributes : {},
+      attributes: isObj(c?.input_messages) ? c.input_messages : {},
     };
   });
 }

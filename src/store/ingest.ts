@@ -184,6 +184,7 @@ const CALL_COLUMNS = [
   'max_output_tokens',
   'parts',
   'compacted',
+  'input_messages',
 ];
 
 /** The columns of a call that replaces rows of the same request: with what an import said. */

@@ -115,6 +115,11 @@ export interface LlmCallsTable {
    * (src/store/merge.ts); null when no import contributed or the row is the import's own.
    */
   imported: ColumnType<Json, string | null | undefined, string | null>;
+  /**
+   * Migration 0110: the span attributes holding the call's input messages and system
+   * instructions (LlmCall.inputMessages), for What was lost; null without captured content.
+   */
+  input_messages: ColumnType<Json, string | null | undefined, string | null>;
 }
 
 export interface ToolResultsTable {
