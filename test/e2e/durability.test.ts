@@ -31,7 +31,7 @@ async function countSpans(traceIds: string[]): Promise<number> {
     await client.connect();
     try {
       const result = await client.query(
-        'SELECT count(*)::int AS n FROM spans WHERE trace_id = ANY($1)',
+        'SELECT count(*)::int AS n FROM llm_calls WHERE trace_id = ANY($1)',
         [traceIds],
       );
       return result.rows[0].n as number;
@@ -43,7 +43,7 @@ async function countSpans(traceIds: string[]): Promise<number> {
   const store = await openStore({ dataDir });
   try {
     const rows = await store.db
-      .selectFrom('spans')
+      .selectFrom('llm_calls')
       .select('trace_id')
       .where('trace_id', 'in', traceIds)
       .execute();

@@ -258,7 +258,7 @@ describe.skipIf(unavailable)('PostgreSQL restarts under load', () => {
     // Every acknowledged span is stored (two per request).
     const traceIds = load.acked.map((ack) => ack.traceId);
     const [stored] = await query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM spans WHERE trace_id = ANY($1)',
+      'SELECT count(*)::int AS n FROM llm_calls WHERE trace_id = ANY($1)',
       [traceIds],
     );
     expect(stored?.n).toBe(traceIds.length * 2);

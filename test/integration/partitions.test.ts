@@ -60,7 +60,7 @@ describe('daily partitions of the raw tables', () => {
   });
 
   it('re-sent spans are stored once, in the partition of their day', async () => {
-    const pipeline = new IngestPipeline(store);
+    const pipeline = new IngestPipeline(store, { keepRawSpans: true });
     const spans = chatSpans(3, Date.now());
     await pipeline.ingestSpans('default', spans);
     await pipeline.ingestSpans('default', spans); // the exporter's retry
@@ -78,7 +78,7 @@ describe('daily partitions of the raw tables', () => {
   it('a span of a day without a partition waits in the default one and moves into its own', async () => {
     const farAhead = Date.now() + 30 * DAY_MS;
     const [late] = chatSpans(1, farAhead);
-    await new IngestPipeline(store).ingestSpans('default', [late!]);
+    await new IngestPipeline(store, { keepRawSpans: true }).ingestSpans('default', [late!]);
     expect(await whereIs('spans', late!.spanId)).toEqual(['spans_default']);
     // created when its day comes within the window, with its rows moved in
     const created = await ensurePartitions(store.db, farAhead - 3 * DAY_MS);
@@ -99,7 +99,7 @@ describe('pruning a million old rows', () => {
       SELECT 'default', md5(g::text), lpad(to_hex(g), 16, '0'), 'chat old', ${ns(dayStart)}::bigint + g, ${ns(dayStart)}::bigint + g, 'llm_call'
         FROM generate_series(1, ${PRUNE_ROWS}) AS g`.execute(store.db);
 
-    const pipeline = new IngestPipeline(store);
+    const pipeline = new IngestPipeline(store, { keepRawSpans: true });
     const latencies: Array<{ ms: number; during: boolean }> = [];
     let pruning = false;
     let stop = false;

@@ -29,7 +29,11 @@ export async function startHarness(): Promise<Harness> {
   // the evaluator runs (quiet 100 ms, as in startTestServer) so the findings can be read back;
   // Claude Code's logs (its compaction event) may commit well after its spans on a loaded
   // 2-core run, and a drop judged before them stays a warning: 2 s to settle (production: 6 s)
-  const server = await startTestServer({ config: { splitEvidenceSettleMs: 2_000 } });
+  // keepRawSpans: the tests read which spans were kept, by name, role and scope (the calls, tool
+  // results and findings are the same without it: only the raw copy is added)
+  const server = await startTestServer({
+    config: { splitEvidenceSettleMs: 2_000, keepRawSpans: true },
+  });
   const llm = await startFakeLlm();
   return {
     server,

@@ -18,7 +18,8 @@ let readB: string;
 let adminB: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ loops: false });
+  // this test reads the raw spans, kept only with this setting (issue 22)
+  server = await startTestServer({ loops: false, config: { keepRawSpans: true } });
   ingestA = (await createToken(server.store.db, 'team-a', 'ingest')).token;
   readA = (await createToken(server.store.db, 'team-a', 'read')).token;
   readB = (await createToken(server.store.db, 'team-b', 'read')).token;

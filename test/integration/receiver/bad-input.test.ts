@@ -19,7 +19,8 @@ let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({
     loops: false,
-    config: { maxBodyBytes: 256 * 1024, maxDecompressedBytes: 1024 * 1024 },
+    // keepRawSpans: this test reads the raw spans, kept only with this setting (issue 22)
+    config: { maxBodyBytes: 256 * 1024, maxDecompressedBytes: 1024 * 1024, keepRawSpans: true },
   });
 });
 afterAll(async () => {

@@ -25,7 +25,10 @@ describe.skipIf(!usingPostgres)('when the database is unreachable', () => {
     viaProxy.port = String(proxy.port);
     store = await openStore({ databaseUrl: viaProxy.toString(), dataDir: 'memory://' });
     await migrate(store.db);
-    app = await buildApp({ store, config: defaultConfig({ retryAfterSeconds: 3 }) });
+    app = await buildApp({
+      store,
+      config: defaultConfig({ retryAfterSeconds: 3, keepRawSpans: true }),
+    });
     url = await app.app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {

@@ -6,7 +6,8 @@ import { genAiChatAttributes, tracerProvider } from '../../helpers/otel.ts';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ loops: false });
+  // this test reads the raw spans, kept only with this setting (issue 22)
+  server = await startTestServer({ loops: false, config: { keepRawSpans: true } });
 });
 afterAll(async () => {
   await server?.close();

@@ -68,7 +68,7 @@ describe('a shutdown with abandoned uploads', () => {
     // Before: every abandoned batch was written first (≥ 14 × 250 ms).
     expect(elapsed).toBeLessThan(MS_PER_BATCH * 4);
     const stored = await store.db
-      .selectFrom('spans')
+      .selectFrom('llm_calls')
       .select('trace_id')
       .distinct()
       .where('trace_id', 'in', traceIds)

@@ -30,6 +30,7 @@ beforeAll(async () => {
     ...(url ? { DATABASE_URL: url } : { ROTSCOPE_DATA_DIR: dataDir }),
     ROTSCOPE_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS),
     ROTSCOPE_RETRY_AFTER_SECONDS: '9',
+    ROTSCOPE_KEEP_RAW_SPANS: 'true', // the test reads the raw spans
     // No floor rate: the slow client must still be there when the shutdown's limit comes (the
     // floor is test/integration/receiver/noisy-neighbour.test.ts).
     ROTSCOPE_MIN_INGEST_BYTES_PER_SECOND: '0',

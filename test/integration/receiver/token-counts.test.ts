@@ -17,7 +17,8 @@ import {
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ loops: false });
+  // this test reads the raw spans, kept only with this setting (issue 22)
+  server = await startTestServer({ loops: false, config: { keepRawSpans: true } });
 });
 afterAll(async () => server?.close());
 
