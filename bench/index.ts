@@ -15,6 +15,10 @@ if (want('prune')) {
   const { benchPrune } = await import('./prune.ts');
   console.log(JSON.stringify({ bench: 'prune', ...(await benchPrune()) }));
 }
+if (want('migration')) {
+  const { benchMigration } = await import('./migration.ts');
+  console.log(JSON.stringify({ bench: 'migration', ...(await benchMigration()) }));
+}
 if (want('latency')) {
   const { benchLatency } = await import('./latency.ts');
   console.log(JSON.stringify({ bench: 'latency', ...(await benchLatency()) }));

@@ -2,14 +2,15 @@
  * Where ingest time goes, per batch of 512 realistic GenAI spans, one batch at a time: decode
  * (protobuf → spans), normalize (spans → calls, tool results, compactions), and each step of
  * the store transaction as the receiver runs it (locks, spans, calls, logged content, tool
- * results, logged tool parts, compactions, dirty marks, commit). BENCH_CONTENT=0 sends no
- * message content. `normalizeShare` answers "how much does normalization add to ingest".
+ * results, logged tool parts, compactions, the conversations' marks and projects, commit).
+ * BENCH_CONTENT=0 sends no message content; BENCH_KEEP_RAW_SPANS=1 also writes the raw spans
+ * (ROTSCOPE_KEEP_RAW_SPANS, the layout before issue 22). `normalizeShare` answers "how much does normalization add to ingest".
  */
 import { callContentFromLogs, normalizeSpans } from '../src/ingest/index.ts';
 import { LOG_CALL_PRODUCERS } from '../src/ingest/producers.ts';
 import { decodeTraces } from '../src/otlp/decode.ts';
 import { joinLoggedToolResults } from '../src/receiver/logged-tool-parts.ts';
-import { markConversationsDirty } from '../src/store/conversations.ts';
+import { noteConversations } from '../src/store/conversations.ts';
 import {
   applyCallContent,
   insertCalls,
@@ -29,6 +30,7 @@ const WARM = 5;
 
 export async function benchStages() {
   const content = process.env.BENCH_CONTENT !== '0';
+  const keepRawSpans = process.env.BENCH_KEEP_RAW_SPANS === '1';
   const bodies = ingestBodies((BATCHES + WARM) * 512, content);
   const store = await createTestStore();
   const connection = await store.connect();
@@ -65,9 +67,8 @@ export async function benchStages() {
         calls.map((call) => `trace:default:${call.traceId}`),
       ),
     );
-    await time('store: spans (COPY + INSERT … SELECT)', () =>
-      insertSpans(tx, 'default', batch.keep),
-    );
+    if (keepRawSpans)
+      await time('store: raw spans (COPY)', () => insertSpans(tx, 'default', batch.keep));
     const marks = await time('store: calls (COPY + INSERT … SELECT)', () =>
       insertCalls(tx, calls, precedence),
     );
@@ -82,7 +83,9 @@ export async function benchStages() {
       joinLoggedToolResults(tx.db, 'default', batch.normalized),
     );
     await time('store: compactions', () => insertCompactions(tx.db, compactions));
-    await time('store: dirty marks', () => markConversationsDirty(tx.db, 'default', marks));
+    await time('store: conversations (marks, projects)', () =>
+      noteConversations(tx.db, 'default', marks, batch.normalized.projects),
+    );
     await time('store: COMMIT', () => connection.query('COMMIT'));
   }
   connection.release();
@@ -94,6 +97,7 @@ export async function benchStages() {
   return {
     backend: store.kind,
     content,
+    keepRawSpans,
     spansPerBatch: Math.round(spans / BATCHES),
     msPerBatch: per,
     totalMsPerBatch: Number((all / BATCHES).toFixed(1)),
