@@ -1,14 +1,16 @@
 -- One row per LLM call, no raw span copy by default (issue 22). What was lost read the messages
 -- of a dropped call from its raw `spans` row; they now live with the call: `input_messages`
 -- holds the span attributes src/ingest/message-text.ts reads (`gen_ai.input.messages`,
--- `gen_ai.system_instructions`, `llm.input_messages.*`), null when content was not captured.
+-- `gen_ai.system_instructions`, `llm.input_messages.*`) as JSON text, null when content was not
+-- captured. Text, not jsonb: only What was lost reads it, and parsing kilobytes of messages into
+-- jsonb on every insert was the database's largest cost per call with content.
 -- The `spans` table stays, written only with ROTSCOPE_KEEP_RAW_SPANS=true (debugging); the rows
 -- it holds now age out with retention.
-ALTER TABLE llm_calls ADD COLUMN input_messages jsonb;
+ALTER TABLE llm_calls ADD COLUMN input_messages text;
 
 -- The calls stored before: their messages from their raw spans (one pass over the LLM spans).
 UPDATE llm_calls c
-   SET input_messages = m.attributes
+   SET input_messages = m.attributes::text
   FROM (SELECT s.workspace_id, s.trace_id, s.span_id, s.start_ns,
                (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(s.attributes) AS e
                  WHERE e.key IN ('gen_ai.input.messages', 'gen_ai.system_instructions')

@@ -24,7 +24,8 @@ export interface DropEnd extends CallKey {
     model: string | null;
   } | null;
   /**
-   * The span attributes holding the call's messages as sent (`llm_calls.input_messages`); {}
+   * The span attributes holding the call's messages as sent (`llm_calls.input_messages`, JSON
+   * text); {}
    * when content was not captured.
    */
   attributes: Record<string, unknown>;
@@ -32,6 +33,17 @@ export interface DropEnd extends CallKey {
 
 const isObj = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The JSON object a text column holds; {} for null or anything else. */
+function parsedObject(text: string | null | undefined): Record<string, unknown> {
+  if (!text) return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return isObj(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
 
 /** Each of `keys` as a drop's end, in the order given (one query). */
 export async function dropEnds(
@@ -74,7 +86,7 @@ export async function dropEnds(
             model: c.response_model ?? c.request_model,
           }
         : null,
-      attributes: isObj(c?.input_messages) ? c.input_messages : {},
+      attributes: parsedObject(c?.input_messages),
     };
   });
 }

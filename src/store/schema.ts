@@ -117,9 +117,10 @@ export interface LlmCallsTable {
   imported: ColumnType<Json, string | null | undefined, string | null>;
   /**
    * Migration 0110: the span attributes holding the call's input messages and system
-   * instructions (LlmCall.inputMessages), for What was lost; null without captured content.
+   * instructions (LlmCall.inputMessages) as JSON text, for What was lost; null without captured
+   * content.
    */
-  input_messages: ColumnType<Json, string | null | undefined, string | null>;
+  input_messages: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ToolResultsTable {

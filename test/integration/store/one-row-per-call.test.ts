@@ -66,7 +66,7 @@ describe('by default', () => {
     expect(calls).toHaveLength(3);
     for (const call of calls) {
       // only the attributes What was lost reads: not the rest of the span
-      expect(call.input_messages).toEqual({
+      expect(JSON.parse(call.input_messages!)).toEqual({
         'gen_ai.input.messages': MESSAGES,
         'gen_ai.system_instructions': 'You are terse.',
       });
@@ -262,11 +262,16 @@ describe('migration 0110 on a store that kept raw spans', () => {
         .values([call('s1'), call('s2'), call('s3')] as never)
         .execute();
       await migrate(store.db, loadMigrations());
-      const rows = await store.db
-        .selectFrom('llm_calls')
-        .select(['span_id', 'input_messages'])
-        .orderBy('span_id')
-        .execute();
+      const rows = (
+        await store.db
+          .selectFrom('llm_calls')
+          .select(['span_id', 'input_messages'])
+          .orderBy('span_id')
+          .execute()
+      ).map((r) => ({
+        span_id: r.span_id,
+        input_messages: r.input_messages === null ? null : JSON.parse(r.input_messages),
+      }));
       expect(rows).toEqual([
         { span_id: 's1', input_messages: { 'gen_ai.input.messages': MESSAGES } },
         {
