@@ -115,12 +115,14 @@ export class GroupCommitter {
         group.flatMap((item) => item.job.keys),
       );
       const outcomes: Array<() => void> = [];
+      let savepoint = false; // whether the previous job's savepoint is still to be released
       for (const item of group) {
         if (item.job.signal?.aborted) {
           item.reject(new AbandonedError()); // nothing of it written: settled now
           continue;
         }
-        const outcome = await runInSavepoint(connection, tx, item.job);
+        const outcome = await runInSavepoint(connection, tx, item.job, savepoint);
+        savepoint = true;
         outcomes.push(
           outcome.ok ? () => item.resolve(outcome.value) : () => item.reject(outcome.error),
         );
@@ -142,8 +144,9 @@ export class GroupCommitter {
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
- * Runs one job in a savepoint: on an error the database raised for this job's data, rolls
- * back to it and reports the error (once more first for a deadlock or serialization failure;
+ * Runs one job in a savepoint (releasing the previous job's, when `releasePrevious`, in the
+ * same round trip; COMMIT releases the last one): on an error the database raised for this
+ * job's data, rolls back to it and reports the error (once more first for a deadlock or serialization failure;
  * once more with `resent` after a unique violation: some of its rows exist, an exporter sent
  * the batch again); on a lost connection, throws (the whole group fails).
  */
@@ -151,13 +154,16 @@ async function runInSavepoint(
   connection: RawConnection,
   tx: IngestTx,
   job: IngestJob<unknown>,
+  releasePrevious: boolean,
 ): Promise<Outcome> {
   let resent = false;
+  // a savepoint rolled back to stays, for the job's next attempt
+  await connection.query(
+    releasePrevious ? 'RELEASE SAVEPOINT ingest_job; SAVEPOINT ingest_job' : 'SAVEPOINT ingest_job',
+  );
   for (let attempt = 1; ; attempt++) {
-    await connection.query('SAVEPOINT ingest_job');
     try {
       const value = await job.run(resent ? { ...tx, resent } : tx);
-      await connection.query('RELEASE SAVEPOINT ingest_job');
       return { ok: true, value };
     } catch (error) {
       if (isDatabaseUnavailable(error)) throw error;
