@@ -25,3 +25,7 @@ UPDATE llm_calls c
 -- session, by their conversation (llm_calls_conversation_idx): a run id is always one of the two
 -- (src/store/scope.ts). The index on run_id costs every insert and serves no reader.
 DROP INDEX llm_calls_run_idx;
+
+-- The messages are kilobytes per call and only What was lost reads them: stored out of line
+-- without compression, which costs disk but not the insert's CPU (pglz was most of it).
+ALTER TABLE llm_calls ALTER COLUMN input_messages SET STORAGE EXTERNAL;
