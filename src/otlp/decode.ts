@@ -19,7 +19,8 @@ import type {
   SpanEvent,
   SpanLink,
 } from '../model/telemetry.ts';
-import { ExportLogsServiceRequest, ExportTraceServiceRequest } from './proto.ts';
+import { ExportLogsServiceRequest } from './proto.ts';
+import { decodeTraceWire } from './trace-wire.ts';
 import {
   anyValueToJson,
   checkSpanId,
@@ -170,7 +171,11 @@ function decodeSpan(raw: Obj, resource: Attributes, scope: InstrumentationScope)
   };
 }
 
-function walkTraces(request: Obj): DecodeResult<Span> {
+/**
+ * The spans of a trace export request as an object tree (OTLP/JSON, or protobufjs's decoding,
+ * the reference test/unit/otlp/trace-wire.test.ts holds the wire decoder to).
+ */
+export function walkTraces(request: Obj): DecodeResult<Span> {
   const resourceList = field(request, 'resourceSpans', 'resource_spans') ?? request.batches;
   if (resourceList !== undefined && !Array.isArray(resourceList)) {
     return { ok: false, reason: 'resourceSpans must be an array' };
@@ -280,7 +285,7 @@ function walkLogs(request: Obj): DecodeResult<LogRecord> {
 }
 
 function parseProtobuf(
-  type: typeof ExportTraceServiceRequest,
+  type: typeof ExportLogsServiceRequest,
   body: Uint8Array,
 ): { ok: true; value: Obj } | { ok: false; reason: string } {
   try {
@@ -307,15 +312,13 @@ function parseJson(
   }
 }
 
-/** Decodes an ExportTraceServiceRequest body. */
+/**
+ * Decodes an ExportTraceServiceRequest body: protobuf straight from the wire into spans
+ * (./trace-wire.ts, issue 22), JSON through its object tree.
+ */
 export function decodeTraces(body: Uint8Array | string, encoding: Encoding): DecodeResult<Span> {
-  if (encoding === 'protobuf') {
-    const parsed = parseProtobuf(
-      ExportTraceServiceRequest,
-      typeof body === 'string' ? Buffer.from(body) : body,
-    );
-    return parsed.ok ? walkTraces(parsed.value) : parsed;
-  }
+  if (encoding === 'protobuf')
+    return decodeTraceWire(typeof body === 'string' ? Buffer.from(body) : body);
   const parsed = parseJson(body);
   if (!parsed.ok) return parsed;
   const request = asObj(parsed.value);

@@ -31,7 +31,7 @@ import type {
   SpanLink,
 } from '../model/telemetry.ts';
 import type { DecodeResult } from './decode.ts';
-import { checkSpanId, checkTraceId, cleanString } from './values.ts';
+import { cleanString } from './values.ts';
 
 /** As in values.ts: AnyValues nested deeper become null. */
 const MAX_DEPTH = 16;
@@ -42,6 +42,16 @@ const RECURSION_LIMIT = 100;
 interface Cursor {
   buf: Buffer;
   pos: number;
+  /** The last trace id and parent span id read, which the next span most often repeats. */
+  trace: RepeatedId;
+  parent: RepeatedId;
+}
+
+/** Where an id's bytes were read, and their hex. */
+interface RepeatedId {
+  start: number;
+  stop: number;
+  hex: string;
 }
 
 class WireError extends Error {}
@@ -137,7 +147,44 @@ function string(r: Cursor, end: number): string {
   const stop = lengthEnd(r, end);
   const start = r.pos;
   r.pos = stop;
-  return start === stop ? '' : cleanString(r.buf.toString('utf8', start, stop));
+  if (start === stop) return '';
+  if (stop - start <= MAX_INTERNED) return shortString(r.buf, start, stop);
+  return cleanString(r.buf.toString('utf8', start, stop));
+}
+
+/**
+ * Attribute keys and many values (operation names, models, providers) repeat on every span:
+ * a short ASCII string is looked up in a small table (shared by all calls, 4096 strings at
+ * most), by a hash of its length and five of its bytes, and decoded only when its slot holds
+ * another string. The table only holds ASCII without NUL, which cleanString leaves as is, so
+ * a match byte for byte is the answer.
+ */
+const MAX_INTERNED = 64;
+const SLOT_BITS = 12;
+const interned: string[] = new Array<string>(1 << SLOT_BITS).fill('');
+
+function shortString(buf: Buffer, start: number, stop: number): string {
+  const length = stop - start;
+  let hash = Math.imul(length, 0x9e3779b1);
+  hash = Math.imul(hash ^ buf[start]!, 0x01000193);
+  hash = Math.imul(hash ^ buf[start + (length >> 2)]!, 0x01000193);
+  hash = Math.imul(hash ^ buf[start + (length >> 1)]!, 0x01000193);
+  hash = Math.imul(hash ^ buf[start + ((length * 3) >> 2)]!, 0x01000193);
+  hash = Math.imul(hash ^ buf[stop - 1]!, 0x01000193);
+  const slot = hash >>> (32 - SLOT_BITS);
+  const held = interned[slot]!;
+  if (held.length === length) {
+    let p = start;
+    while (p < stop && held.charCodeAt(p - start) === buf[p]) p++;
+    if (p === stop) return held;
+  }
+  for (let p = start; p < stop; p++) {
+    const c = buf[p]!;
+    if (c >= 128 || c === 0) return cleanString(buf.toString('utf8', start, stop));
+  }
+  const decoded = buf.toString('latin1', start, stop);
+  interned[slot] = decoded;
+  return decoded;
 }
 
 /** A bytes field in `encoding` ('hex' for ids, as idToHex; 'base64' for bytes values). */
@@ -146,6 +193,27 @@ function bytes(r: Cursor, end: number, encoding: 'hex' | 'base64'): string {
   const start = r.pos;
   r.pos = stop;
   return start === stop ? '' : r.buf.toString(encoding, start, stop);
+}
+
+/** An id as hex, reusing the text of `last` when the bytes are the same. */
+function repeatedId(r: Cursor, end: number, last: RepeatedId): string {
+  const stop = lengthEnd(r, end);
+  const start = r.pos;
+  r.pos = stop;
+  const buf = r.buf;
+  if (stop - start === last.stop - last.start) {
+    let p = start;
+    let q = last.start;
+    while (p < stop && buf[p] === buf[q]) {
+      p++;
+      q++;
+    }
+    if (p === stop) return last.hex;
+  }
+  last.start = start;
+  last.stop = stop;
+  last.hex = start === stop ? '' : buf.toString('hex', start, stop);
+  return last.hex;
 }
 
 function double(r: Cursor, end: number): number {
@@ -159,21 +227,30 @@ const TWO_32 = 4294967296;
 
 /**
  * A fixed64 Unix-nano time as decimal text; undefined at 2^63 and above (as nanosString).
- * Real times (~1.8e18) are above 2^53, so the text is built from two exact parts rather
- * than with BigInt: 2^32 = 4294 * 10^6 + 967296 keeps every partial result below 2^53.
+ * Real times (~1.8e18) are above 2^53, so rather than with BigInt the text is built from
+ * exact integer parts: 2^32 = 4294 * 10^6 + 967296 keeps every partial result below 2^53.
  */
 function nanos(r: Cursor, end: number): string | undefined {
-  if (r.pos + 8 > end) outOfRange(r, 8, end);
-  const lo = r.buf.readUInt32LE(r.pos);
-  const hi = r.buf.readUInt32LE(r.pos + 4);
-  r.pos += 8;
+  const buf = r.buf;
+  const p = r.pos;
+  if (p + 8 > end) outOfRange(r, 8, end);
+  const lo = (buf[p]! | (buf[p + 1]! << 8) | (buf[p + 2]! << 16) | (buf[p + 3]! << 24)) >>> 0;
+  const hi = (buf[p + 4]! | (buf[p + 5]! << 8) | (buf[p + 6]! << 16) | (buf[p + 7]! << 24)) >>> 0;
+  r.pos = p + 8;
   if (hi < 0x200000) return String(hi * TWO_32 + lo);
   if (hi >= 0x80000000) return undefined;
   const t = hi * 967296 + lo;
   const low = t % 1e6;
-  const top = hi * 4294 + (t - low) / 1e6;
-  return String(top) + String(low).padStart(6, '0');
+  const top = hi * 4294 + (t - low) / 1e6; // below 10^13: split again into small integers
+  const mid = top % 1e6;
+  return String((top - mid) / 1e6) + sixDigits(mid) + sixDigits(low);
 }
+
+const ZEROS = ['000000', '00000', '0000', '000', '00', '0', ''];
+const sixDigits = (n: number): string => {
+  const text = String(n);
+  return ZEROS[text.length]! + text;
+};
 
 /** Skips a field protobufjs does not know, as its `Reader.skipType` does. */
 function skipField(r: Cursor, wireType: number, depth: number, end: number): void {
@@ -429,7 +506,7 @@ function span(r: Cursor, end: number, out: Decoded<Span>, n: number): void {
     const tag = varint32(r, end);
     switch (tag >>> 3) {
       case 1:
-        item.traceId = bytes(r, end, 'hex');
+        item.traceId = repeatedId(r, end, r.trace);
         break;
       case 2:
         item.spanId = bytes(r, end, 'hex');
@@ -438,7 +515,7 @@ function span(r: Cursor, end: number, out: Decoded<Span>, n: number): void {
         skip(r, varint32(r, end), end); // trace_state
         break;
       case 4:
-        parent = bytes(r, end, 'hex');
+        parent = repeatedId(r, end, r.parent);
         break;
       case 5:
         item.name = string(r, end);
@@ -489,17 +566,23 @@ function span(r: Cursor, end: number, out: Decoded<Span>, n: number): void {
   out.items.push(item);
 }
 
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_SPAN = '0'.repeat(16);
+/** checkTraceId / checkSpanId without their hex test: Buffer's hex is always lowercase hex. */
+const isTraceId = (hex: string) => hex.length === 32 && hex !== ZERO_TRACE;
+const isSpanId = (hex: string) => hex.length === 16 && hex !== ZERO_SPAN;
+
 function rejectionOf(
   item: Span,
   parent: string,
   start: string | undefined,
   stop: string | undefined,
 ): Rejection | undefined {
-  if (checkTraceId(item.traceId) !== 'ok')
+  if (!isTraceId(item.traceId))
     return { reason: 'invalid_trace_id', detail: `invalid trace id "${item.traceId}"` };
-  if (checkSpanId(item.spanId) !== 'ok')
+  if (!isSpanId(item.spanId))
     return { reason: 'invalid_span_id', detail: `invalid span id "${item.spanId}"` };
-  if (parent !== '' && checkSpanId(parent) !== 'ok')
+  if (parent !== '' && !isSpanId(parent))
     return { reason: 'invalid_parent_span_id', detail: `invalid parent span id "${parent}"` };
   if (start === undefined || stop === undefined)
     return { reason: 'invalid_timestamp', detail: `invalid timestamp on span ${item.spanId}` };
@@ -591,7 +674,12 @@ export function decodeTraceWire(body: Uint8Array): DecodeResult<Span> {
   const buf = Buffer.isBuffer(body)
     ? body
     : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const r: Cursor = { buf, pos: 0 };
+  const r: Cursor = {
+    buf,
+    pos: 0,
+    trace: { start: 0, stop: 0, hex: '' },
+    parent: { start: 0, stop: 0, hex: '' },
+  };
   const out: Decoded<Span> = { items: [], rejected: [] };
   const end = buf.length;
   try {
