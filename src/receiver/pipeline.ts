@@ -34,7 +34,11 @@ import {
   type CallPrecedence,
   type CallsOutcome,
 } from '../store/ingest.ts';
-import { holdEvaluation, markConversationsDirty, noteConversations } from '../store/conversations.ts';
+import {
+  holdEvaluation,
+  markConversationsDirty,
+  noteConversations,
+} from '../store/conversations.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
 import { GroupCommitter, type GroupCommitOptions } from './group-commit.ts';
 import { joinLoggedToolResults } from './logged-tool-parts.ts';

@@ -48,7 +48,6 @@ export interface IngestMark {
   historyBeforeNs?: string;
 }
 
-
 /**
  * What one ingest batch tells the conversations it touched, in one statement (run in the
  * ingest transaction):
