@@ -26,6 +26,7 @@ import {
   checkSpanId,
   checkTraceId,
   cleanString,
+  spanRejection,
   keyValuesToAttributes,
   nanosString,
 } from './values.ts';
@@ -118,20 +119,12 @@ function str(value: unknown): string {
 
 function decodeSpan(raw: Obj, resource: Attributes, scope: InstrumentationScope): Span | Rejection {
   const traceId = idToHex(field(raw, 'traceId', 'trace_id'), 16);
-  if (checkTraceId(traceId) !== 'ok')
-    return { reason: 'invalid_trace_id', detail: `invalid trace id "${traceId}"` };
   const spanId = idToHex(field(raw, 'spanId', 'span_id'), 8);
-  if (checkSpanId(spanId) !== 'ok')
-    return { reason: 'invalid_span_id', detail: `invalid span id "${spanId}"` };
   const parentRaw = idToHex(field(raw, 'parentSpanId', 'parent_span_id'), 8);
-  if (parentRaw !== '' && checkSpanId(parentRaw) !== 'ok') {
-    return { reason: 'invalid_parent_span_id', detail: `invalid parent span id "${parentRaw}"` };
-  }
   const start = nanosString(field(raw, 'startTimeUnixNano', 'start_time_unix_nano'));
   const end = nanosString(field(raw, 'endTimeUnixNano', 'end_time_unix_nano'));
-  if (start === undefined || end === undefined) {
-    return { reason: 'invalid_timestamp', detail: `invalid timestamp on span ${spanId}` };
-  }
+  const rejection = spanRejection(traceId, spanId, parentRaw, start, end);
+  if (rejection) return rejection;
   const events: SpanEvent[] = [];
   for (const item of asList(raw.events)) {
     const event = asObj(item);
@@ -159,8 +152,8 @@ function decodeSpan(raw: Obj, resource: Attributes, scope: InstrumentationScope)
     parentSpanId: parentRaw === '' ? null : parentRaw,
     name: str(raw.name),
     kind: enumNumber(raw.kind, SPAN_KINDS, 5),
-    startTimeUnixNano: start,
-    endTimeUnixNano: end,
+    startTimeUnixNano: start!, // spanRejection refuses undefined times
+    endTimeUnixNano: end!,
     attributes: keyValuesToAttributes(raw.attributes),
     events,
     links,

@@ -25,13 +25,12 @@ import type {
   Attributes,
   Decoded,
   InstrumentationScope,
-  Rejection,
   Span,
   SpanEvent,
   SpanLink,
 } from '../model/telemetry.ts';
 import type { DecodeResult } from './decode.ts';
-import { cleanString } from './values.ts';
+import { cleanString, spanRejection } from './values.ts';
 
 /** As in values.ts: AnyValues nested deeper become null. */
 const MAX_DEPTH = 16;
@@ -555,7 +554,7 @@ function span(r: Cursor, end: number, out: Decoded<Span>, n: number): void {
         skipField(r, tag & 7, n, end);
     }
   }
-  const rejection = rejectionOf(item, parent, start, stop);
+  const rejection = spanRejection(item.traceId, item.spanId, parent, start, stop);
   if (rejection) {
     out.rejected.push(rejection);
     return;
@@ -564,29 +563,6 @@ function span(r: Cursor, end: number, out: Decoded<Span>, n: number): void {
   item.startTimeUnixNano = start!;
   item.endTimeUnixNano = stop!;
   out.items.push(item);
-}
-
-const ZERO_TRACE = '0'.repeat(32);
-const ZERO_SPAN = '0'.repeat(16);
-/** checkTraceId / checkSpanId without their hex test: Buffer's hex is always lowercase hex. */
-const isTraceId = (hex: string) => hex.length === 32 && hex !== ZERO_TRACE;
-const isSpanId = (hex: string) => hex.length === 16 && hex !== ZERO_SPAN;
-
-function rejectionOf(
-  item: Span,
-  parent: string,
-  start: string | undefined,
-  stop: string | undefined,
-): Rejection | undefined {
-  if (!isTraceId(item.traceId))
-    return { reason: 'invalid_trace_id', detail: `invalid trace id "${item.traceId}"` };
-  if (!isSpanId(item.spanId))
-    return { reason: 'invalid_span_id', detail: `invalid span id "${item.spanId}"` };
-  if (parent !== '' && !isSpanId(parent))
-    return { reason: 'invalid_parent_span_id', detail: `invalid parent span id "${parent}"` };
-  if (start === undefined || stop === undefined)
-    return { reason: 'invalid_timestamp', detail: `invalid timestamp on span ${item.spanId}` };
-  return undefined;
 }
 
 /** ScopeSpans, or the deprecated InstrumentationLibrarySpans (same field numbers). */

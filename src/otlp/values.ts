@@ -2,7 +2,7 @@
  * Conversions shared by the protobuf and JSON decoders: AnyValue to plain JSON, ids to hex,
  * and id validation (OTLP: trace ids 16 bytes, span ids 8 bytes, never all zero).
  */
-import type { AttrValue, Attributes } from '../model/telemetry.ts';
+import type { AttrValue, Attributes, Rejection } from '../model/telemetry.ts';
 
 const MAX_DEPTH = 16;
 
@@ -28,6 +28,29 @@ export function checkTraceId(hex: string): IdCheck {
 
 export function checkSpanId(hex: string): IdCheck {
   return hex.length === 16 && hex !== ZERO_SPAN && HEX.test(hex) ? 'ok' : 'invalid';
+}
+
+/**
+ * Why a span cannot be stored, checked in this order: its trace id, span id, parent span id
+ * ('' when it has none), then its times (undefined when invalid, see nanosString); undefined
+ * when it can. Both decoders (decode.ts, trace-wire.ts) reject with it.
+ */
+export function spanRejection(
+  traceId: string,
+  spanId: string,
+  parentSpanId: string,
+  start: string | undefined,
+  end: string | undefined,
+): Rejection | undefined {
+  if (checkTraceId(traceId) !== 'ok')
+    return { reason: 'invalid_trace_id', detail: `invalid trace id "${traceId}"` };
+  if (checkSpanId(spanId) !== 'ok')
+    return { reason: 'invalid_span_id', detail: `invalid span id "${spanId}"` };
+  if (parentSpanId !== '' && checkSpanId(parentSpanId) !== 'ok')
+    return { reason: 'invalid_parent_span_id', detail: `invalid parent span id "${parentSpanId}"` };
+  if (start === undefined || end === undefined)
+    return { reason: 'invalid_timestamp', detail: `invalid timestamp on span ${spanId}` };
+  return undefined;
 }
 
 const INT64_LIMIT = 2n ** 63n;
