@@ -27,6 +27,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { normalizeSpans } from '../src/ingest/index.ts';
 import { decodeTraces } from '../src/otlp/decode.ts';
 import { CopyWriter, type CopyType } from '../src/store/copy-binary.ts';
+import { SPAN_COLUMNS, spanRow } from '../src/store/ingest.ts';
 import { createTestDatabase } from '../test/helpers/store.ts';
 import { databaseCpu, microsEach, ownCpuSeconds, processCpuSeconds } from './cpu-time.ts';
 import { agentRun, encodeBatch, type BenchSpan } from './genai-spans.ts';
@@ -180,65 +181,48 @@ async function countCalls(query: (text: string) => Promise<{ rows: unknown[] }>)
   return (result.rows[0] as { n: number }).n;
 }
 
-/** The raw `spans` columns the baseline copies, with their binary COPY types. */
-const SPAN_ROW: ReadonlyArray<[string, CopyType]> = [
-  ['workspace_id', 'text'],
-  ['trace_id', 'text'],
-  ['span_id', 'text'],
-  ['parent_span_id', 'text'],
-  ['name', 'text'],
-  ['kind', 'int2'],
-  ['start_ns', 'int8'],
-  ['end_ns', 'int8'],
-  ['status_code', 'int2'],
-  ['status_message', 'text'],
-  ['scope_name', 'text'],
-  ['scope_version', 'text'],
-  ['attributes', 'jsonb'],
-  ['events', 'jsonb'],
-  ['links', 'jsonb'],
-  ['resource', 'jsonb'],
-  ['role', 'text'],
-];
+/** The binary COPY type of each raw `spans` column (migrations 0001, 0010). */
+const SPAN_COPY_TYPES: Record<string, CopyType> = {
+  workspace_id: 'text',
+  trace_id: 'text',
+  span_id: 'text',
+  parent_span_id: 'text',
+  name: 'text',
+  kind: 'int2',
+  start_ns: 'int8',
+  end_ns: 'int8',
+  status_code: 'int2',
+  status_message: 'text',
+  scope_name: 'text',
+  scope_version: 'text',
+  attributes: 'jsonb',
+  events: 'jsonb',
+  links: 'jsonb',
+  resource: 'jsonb',
+  role: 'text',
+};
 
 /**
  * The baseline's rows: the raw span rows of the load's spans of GenAI interest, as binary
- * COPY data (what `insertSpans` in src/store/ingest.ts writes), and how many.
+ * COPY data (the rows `insertSpans` in src/store/ingest.ts writes), and how many.
  */
 function baselineRows(bodies: readonly Buffer[]): { data: Buffer; rows: number } {
-  const writer = new CopyWriter(SPAN_ROW.map(([, type]) => type));
+  const writer = new CopyWriter(SPAN_COLUMNS.map((column) => SPAN_COPY_TYPES[column]!));
   let rows = 0;
   const ctx = { workspaceId: 'default', captureContent: true, windowOverrides: [] };
   for (const body of bodies) {
     const decoded = decodeTraces(body, 'protobuf');
     if (!decoded.ok) throw new Error(decoded.reason);
     for (const span of normalizeSpans(decoded.value.items, ctx).keep) {
-      writer.row([
-        'default',
-        span.traceId,
-        span.spanId,
-        span.parentSpanId,
-        span.name,
-        span.kind,
-        span.startTimeUnixNano,
-        span.endTimeUnixNano,
-        span.statusCode,
-        span.statusMessage,
-        span.scope.name,
-        span.scope.version,
-        span.attributes,
-        span.events,
-        span.links,
-        span.resource,
-        span.role,
-      ]);
+      const row = spanRow('default', span);
+      writer.row(SPAN_COLUMNS.map((column) => row[column]));
       rows++;
     }
   }
   return { data: writer.finish(), rows };
 }
 
-const BASELINE_COLUMNS = SPAN_ROW.map(([name]) => name).join(', ');
+const BASELINE_COLUMNS = SPAN_COLUMNS.join(', ');
 
 async function runPostgres(content: boolean, total: number): Promise<IngestRun> {
   const url = (await createTestDatabase())!;

@@ -114,6 +114,12 @@ export function messageAttributes(attrs: Attrs): Attrs | undefined {
   return out;
 }
 
+/** The attributes {@link messageAttributes} picked, from their stored JSON text; {} for none. */
+export function storedMessageAttributes(text: string | null | undefined): Attrs {
+  const value = text ? parsed(text) : undefined;
+  return isObj(value) ? value : {};
+}
+
 /** The input messages a stored span's attributes hold; null when they hold no message content. */
 export function inputMessages(attrs: Attrs): ReadMessage[] | null {
   const semconv = parsed(attrs['gen_ai.input.messages']);

@@ -12,6 +12,7 @@
 import { isObj } from '../ingest/attrs.ts';
 import {
   inputMessages,
+  storedMessageAttributes,
   systemText,
   type ReadMessage,
   type ShownMessage,
@@ -182,8 +183,8 @@ export async function loadWhatWasLost(
     r ? ends.find((e) => e.traceId === r.traceId && e.spanId === r.spanId) : undefined;
   const before = endAt(beforeRef);
   const after = endAt(afterRef);
-  const beforeAttrs = before?.attributes ?? {};
-  const afterAttrs = after?.attributes ?? {};
+  const beforeAttrs = storedMessageAttributes(before?.inputMessages);
+  const afterAttrs = storedMessageAttributes(after?.inputMessages);
 
   // the messages: text only when both calls' spans kept their content
   const beforeMessages = inputMessages(beforeAttrs);

@@ -146,9 +146,10 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 /**
  * Runs one job in a savepoint (releasing the previous job's, when `releasePrevious`, in the
  * same round trip; COMMIT releases the last one): on an error the database raised for this
- * job's data, rolls back to it and reports the error (once more first for a deadlock or serialization failure;
- * once more with `resent` after a unique violation: some of its rows exist, an exporter sent
- * the batch again); on a lost connection, throws (the whole group fails).
+ * job's data, rolls back to it and reports the error (once more first for a deadlock or
+ * serialization failure; once more with `resent` after a unique violation: some of its rows
+ * exist, an exporter sent the batch again); on a lost connection, throws (the whole group
+ * fails).
  */
 async function runInSavepoint(
   connection: RawConnection,

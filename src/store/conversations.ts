@@ -125,13 +125,6 @@ export async function noteConversations(
 export const markConversationsDirty = (db: Db, workspaceId: string, marks: readonly IngestMark[]) =>
   noteConversations(db, workspaceId, marks);
 
-/** {@link noteConversations} with projects only. */
-export const noteProjects = (
-  db: Db,
-  workspaceId: string,
-  projects: readonly ConversationProject[],
-) => noteConversations(db, workspaceId, [], projects);
-
 /** The recorded project of each of these conversations (absent when none was reported). */
 export async function projectsOf(
   db: Db,

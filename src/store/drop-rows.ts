@@ -24,25 +24,11 @@ export interface DropEnd extends CallKey {
     model: string | null;
   } | null;
   /**
-   * The span attributes holding the call's messages as sent (`llm_calls.input_messages`, JSON
-   * text); {}
-   * when content was not captured.
+   * `llm_calls.input_messages` as stored: the span attributes holding the call's messages as
+   * sent, as JSON text (src/ingest/message-text.ts reads it); null when content was not
+   * captured or the call is not stored.
    */
-  attributes: Record<string, unknown>;
-}
-
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The JSON object a text column holds; {} for null or anything else. */
-function parsedObject(text: string | null | undefined): Record<string, unknown> {
-  if (!text) return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    return isObj(value) ? value : {};
-  } catch {
-    return {};
-  }
+  inputMessages: string | null;
 }
 
 /** Each of `keys` as a drop's end, in the order given (one query). */
@@ -86,7 +72,7 @@ export async function dropEnds(
             model: c.response_model ?? c.request_model,
           }
         : null,
-      attributes: parsedObject(c?.input_messages),
+      inputMessages: c?.input_messages ?? null,
     };
   });
 }

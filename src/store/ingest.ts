@@ -47,7 +47,8 @@ export interface StoredSpan extends Span {
   role: string | null;
 }
 
-const SPAN_COLUMNS = [
+/** The columns of a raw `spans` row, in the order {@link spanRow} gives them. */
+export const SPAN_COLUMNS = [
   'workspace_id',
   'trace_id',
   'span_id',
@@ -79,27 +80,32 @@ export async function insertSpans(
     tx,
     'spans',
     SPAN_COLUMNS,
-    spans.map((span) => ({
-      workspace_id: workspaceId,
-      trace_id: span.traceId,
-      span_id: span.spanId,
-      parent_span_id: span.parentSpanId,
-      name: span.name,
-      kind: span.kind,
-      start_ns: span.startTimeUnixNano,
-      end_ns: span.endTimeUnixNano,
-      status_code: span.statusCode,
-      status_message: span.statusMessage,
-      scope_name: span.scope.name,
-      scope_version: span.scope.version,
-      attributes: span.attributes,
-      events: span.events,
-      links: span.links,
-      resource: span.resource,
-      role: span.role,
-    })),
+    spans.map((span) => spanRow(workspaceId, span)),
     SPAN_KEY,
   );
+}
+
+/** The raw `spans` row of a stored span (jsonb columns as values, encoded by the COPY). */
+export function spanRow(workspaceId: string, span: StoredSpan): Record<string, unknown> {
+  return {
+    workspace_id: workspaceId,
+    trace_id: span.traceId,
+    span_id: span.spanId,
+    parent_span_id: span.parentSpanId,
+    name: span.name,
+    kind: span.kind,
+    start_ns: span.startTimeUnixNano,
+    end_ns: span.endTimeUnixNano,
+    status_code: span.statusCode,
+    status_message: span.statusMessage,
+    scope_name: span.scope.name,
+    scope_version: span.scope.version,
+    attributes: span.attributes,
+    events: span.events,
+    links: span.links,
+    resource: span.resource,
+    role: span.role,
+  };
 }
 
 /** A stable key for a log record: exporters re-send identical records on retry. */

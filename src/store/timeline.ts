@@ -138,8 +138,7 @@ export function llmCallRow(call: LlmCall) {
     output_tool_name: call.outputToolName,
     max_output_tokens: int8Count(call.maxOutputTokens),
     parts: call.parts === null ? null : JSON.stringify(call.parts),
-    // only when set: the rows of tests that build a schema older than migration 0110 lack it
-    ...(call.inputMessages ? { input_messages: JSON.stringify(call.inputMessages) } : {}),
+    input_messages: call.inputMessages ? JSON.stringify(call.inputMessages) : null,
     compacted: call.compacted,
   };
 }

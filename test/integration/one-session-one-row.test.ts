@@ -20,6 +20,7 @@ import { decodeLogs, decodeTraces } from '../../src/otlp/decode.ts';
 import { IngestPipeline } from '../../src/receiver/pipeline.ts';
 import { openStore } from '../../src/store/db.ts';
 import { loadMigrations, migrate } from '../../src/store/migrate.ts';
+import type { LlmCall } from '../../src/model/calls.ts';
 import { llmCallRow } from '../../src/store/timeline.ts';
 import { ensureWorkspace } from '../../src/store/workspaces.ts';
 import { call } from '../helpers/calls.ts';
@@ -341,10 +342,15 @@ describe('migration 0070 on a store that counted an imported session twice', () 
         loadMigrations().filter((m) => m.version < 70),
       );
       const base = { conversationId: 'session', streamKey: 'session|main', requestId: 'req_1' };
+      // a call's row as this schema has it: before migration 0110's input_messages
+      const rowBefore0110 = (c: LlmCall) => {
+        const { input_messages: _, ...row } = llmCallRow(c);
+        return row;
+      };
       await store.db
         .insertInto('llm_calls')
         .values([
-          llmCallRow(
+          rowBefore0110(
             call('session', 1, {
               ...base,
               producer: 'claude_code',
@@ -354,7 +360,7 @@ describe('migration 0070 on a store that counted an imported session twice', () 
               finishClass: 'output_limit',
             }),
           ),
-          llmCallRow(
+          rowBefore0110(
             call('session', 1.2, {
               ...base,
               producer: 'claude_code_transcript',
@@ -365,7 +371,7 @@ describe('migration 0070 on a store that counted an imported session twice', () 
               finishClass: 'output_limit',
             }),
           ),
-          llmCallRow(
+          rowBefore0110(
             call('session', 5, {
               ...base,
               requestId: 'req_2',

@@ -4,7 +4,7 @@
  * `rotscope.session` span) POSTed to a running rotscope's /v1/traces, and by session files (a
  * Claude Code transcript's `cwd`, a Codex session's `session_meta`) through the import's path
  * (IngestPipeline.ingestNormalized); then `GET /api/conversations` (with `q=`) and
- * `GET /api/conversations/:id`, listConversations and noteProjects / projectsOf on the store
+ * `GET /api/conversations/:id`, listConversations and noteConversations (projects) / projectsOf on the store
  * itself. The latest report wins by when it was made, not by when it arrived. On PGlite, or on
  * PostgreSQL with DATABASE_URL.
  */
@@ -17,7 +17,7 @@ import { normalizeCodexSession } from '../../../src/ingest/codex-sessions.ts';
 import { normalizeTranscript } from '../../../src/ingest/index.ts';
 import { IngestPipeline } from '../../../src/receiver/pipeline.ts';
 import { listConversations } from '../../../src/store/browse.ts';
-import { noteProjects, projectsOf } from '../../../src/store/conversations.ts';
+import { noteConversations, projectsOf } from '../../../src/store/conversations.ts';
 import { ensureWorkspace } from '../../../src/store/workspaces.ts';
 import { jsonRequest, jsonSpan } from '../../helpers/otlp-bodies.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -233,7 +233,7 @@ describe('GET /api/conversations?q= matches the project', () => {
   });
 });
 
-describe('on the store: noteProjects, projectsOf, listConversations', () => {
+describe('on the store: noteConversations (projects), projectsOf, listConversations', () => {
   const OTHER_WS = 'projects-other';
   beforeAll(async () => {
     await ensureWorkspace(server.store.db, OTHER_WS);
@@ -241,19 +241,44 @@ describe('on the store: noteProjects, projectsOf, listConversations', () => {
 
   it('the latest report by time wins, whatever the order of arrival; equal times: the later call', async () => {
     const db = server.store.db;
-    await noteProjects(db, OTHER_WS, [{ conversationId: 'n1', project: '/b', atNs: '200' }]);
-    await noteProjects(db, OTHER_WS, [{ conversationId: 'n1', project: '/a', atNs: '100' }]);
+    await noteConversations(
+      db,
+      OTHER_WS,
+      [],
+      [{ conversationId: 'n1', project: '/b', atNs: '200' }],
+    );
+    await noteConversations(
+      db,
+      OTHER_WS,
+      [],
+      [{ conversationId: 'n1', project: '/a', atNs: '100' }],
+    );
     expect(await row(OTHER_WS, 'n1')).toMatchObject({ project: '/b', project_at_ns: '200' });
-    await noteProjects(db, OTHER_WS, [{ conversationId: 'n1', project: '/c', atNs: '300' }]);
+    await noteConversations(
+      db,
+      OTHER_WS,
+      [],
+      [{ conversationId: 'n1', project: '/c', atNs: '300' }],
+    );
     expect(await row(OTHER_WS, 'n1')).toMatchObject({ project: '/c', project_at_ns: '300' });
-    await noteProjects(db, OTHER_WS, [{ conversationId: 'n1', project: '/d', atNs: '300' }]);
+    await noteConversations(
+      db,
+      OTHER_WS,
+      [],
+      [{ conversationId: 'n1', project: '/d', atNs: '300' }],
+    );
     expect(await row(OTHER_WS, 'n1')).toMatchObject({ project: '/d', project_at_ns: '300' });
     // several reports of one conversation in one batch: its latest; bigint order, not text
-    await noteProjects(db, OTHER_WS, [
-      { conversationId: 'n2', project: '/ten', atNs: '1000' },
-      { conversationId: 'n2', project: '/nine', atNs: '999' },
-      { conversationId: 'n3', project: '/n3', atNs: '5' },
-    ]);
+    await noteConversations(
+      db,
+      OTHER_WS,
+      [],
+      [
+        { conversationId: 'n2', project: '/ten', atNs: '1000' },
+        { conversationId: 'n2', project: '/nine', atNs: '999' },
+        { conversationId: 'n3', project: '/n3', atNs: '5' },
+      ],
+    );
     expect(await projectsOf(db, OTHER_WS, ['n1', 'n2', 'n3', 'absent'])).toEqual(
       new Map([
         ['n1', '/d'],
@@ -262,7 +287,7 @@ describe('on the store: noteProjects, projectsOf, listConversations', () => {
       ]),
     );
     expect(await projectsOf(db, OTHER_WS, [])).toEqual(new Map());
-    await noteProjects(db, OTHER_WS, []);
+    await noteConversations(db, OTHER_WS, [], []);
   });
 
   it('keeps a conversation that has work to evaluate dirty', async () => {
@@ -271,16 +296,24 @@ describe('on the store: noteProjects, projectsOf, listConversations', () => {
       .insertInto('conversations')
       .values({ workspace_id: OTHER_WS, id: 'dirty-one', dirty: true })
       .execute();
-    await noteProjects(db, OTHER_WS, [{ conversationId: 'dirty-one', project: '/x', atNs: '1' }]);
+    await noteConversations(
+      db,
+      OTHER_WS,
+      [],
+      [{ conversationId: 'dirty-one', project: '/x', atNs: '1' }],
+    );
     expect(await row(OTHER_WS, 'dirty-one')).toMatchObject({ project: '/x', dirty: true });
   });
 
   it("a search by project stays in its workspace; the list gives each workspace's own project", async () => {
     const db = server.store.db;
     // conv-plain (default workspace, no project there) has a project in the other workspace
-    await noteProjects(db, OTHER_WS, [
-      { conversationId: 'conv-plain', project: '/secret/quokka', atNs: '1' },
-    ]);
+    await noteConversations(
+      db,
+      OTHER_WS,
+      [],
+      [{ conversationId: 'conv-plain', project: '/secret/quokka', atNs: '1' }],
+    );
     const found = await listConversations(db, WS, { limit: 50, search: 'quokka' });
     expect(found.items).toEqual([]);
     const all = await listConversations(db, WS, { limit: 500 });
