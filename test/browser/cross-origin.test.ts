@@ -207,6 +207,9 @@ describe.skipIf(browserMissing)('web pages against the API (real Chromium)', () 
       const context = await browser.newContext();
       const consolePage = await context.newPage();
       await consolePage.goto(`${rotscope.url}/`);
+      // The console's own GET /api/session sets the CSRF secret cookie; wait for it (the sign-in
+      // form shows once it answered), or a second GET racing it gets a token for another secret.
+      await consolePage.getByLabel('API token').waitFor();
       const signedIn = await consolePage.evaluate(async (token) => {
         const session = (await (await fetch('/api/session')).json()) as { csrfToken: string };
         const response = await fetch('/api/session', {
