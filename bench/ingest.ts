@@ -19,14 +19,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import { normalizeSpans } from '../src/ingest/index.ts';
 import { decodeTraces } from '../src/otlp/decode.ts';
 import { CopyWriter, type CopyType } from '../src/store/copy-binary.ts';
+import { copyIn } from '../src/store/copy-in.ts';
 import { SPAN_COLUMNS, spanRow } from '../src/store/ingest.ts';
 import { createTestDatabase } from '../test/helpers/store.ts';
 import { databaseCpu, microsEach, ownCpuSeconds, processCpuSeconds } from './cpu-time.ts';
@@ -269,9 +267,10 @@ async function runPostgres(content: boolean, total: number): Promise<IngestRun> 
     };
     const copyCpu = processCpuSeconds(backend.pid, 'postgres');
     const copyStarted = performance.now();
-    await pipeline(
-      Readable.from([baseline.data]),
-      client.query(copyFrom(`COPY spans_copy (${BASELINE_COLUMNS}) FROM STDIN (FORMAT binary)`)),
+    await copyIn(
+      client,
+      `COPY spans_copy (${BASELINE_COLUMNS}) FROM STDIN (FORMAT binary)`,
+      baseline.data,
     );
     const copySeconds = (performance.now() - copyStarted) / 1000;
     const copyCpuAfter = processCpuSeconds(backend.pid, 'postgres');

@@ -3,12 +3,10 @@
  * a data directory. Both run the same migrations and the same kysely queries.
  */
 import { mkdirSync } from 'node:fs';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { copyIn } from './copy-in.ts';
 import { acquireDataDirLock } from './data-dir-lock.ts';
 import { PGlitePool } from './pglite-pool.ts';
 import { preparingQueries } from './prepared.ts';
@@ -76,7 +74,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
         return {
           session: client,
           query: (text, params = []) => client.query(text, [...params]),
-          copyIn: (text, data) => pipeline(Readable.from([data]), client.query(copyFrom(text))),
+          copyIn: (text, data) => copyIn(client, text, data),
           release: (error) => client.release(error),
         };
       },

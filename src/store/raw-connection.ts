@@ -1,6 +1,6 @@
 /**
  * One database connection lent outside kysely's pool, for the ingest path's bulk writes: plain
- * queries, `COPY … FROM STDIN` (PostgreSQL through pg-copy-streams, PGlite through its
+ * queries, `COPY … FROM STDIN` (PostgreSQL in one write, ./copy-in.ts; PGlite through its
  * `/dev/blob` device), and a kysely instance bound to the same connection so the rest of a
  * transaction runs the usual queries on it.
  */
