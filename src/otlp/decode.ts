@@ -11,7 +11,6 @@
  */
 import type {
   Attributes,
-  Decoded,
   InstrumentationScope,
   LogRecord,
   Rejection,
@@ -29,11 +28,12 @@ import {
   spanRejection,
   keyValuesToAttributes,
   nanosString,
+  type DecodeResult,
 } from './values.ts';
 
 export type Encoding = 'protobuf' | 'json';
 
-export type DecodeResult<T> = { ok: true; value: Decoded<T> } | { ok: false; reason: string };
+export type { DecodeResult };
 
 type Obj = Record<string, unknown>;
 

@@ -29,8 +29,7 @@ import type {
   SpanEvent,
   SpanLink,
 } from '../model/telemetry.ts';
-import type { DecodeResult } from './decode.ts';
-import { cleanString, spanRejection } from './values.ts';
+import { cleanString, spanRejection, type DecodeResult } from './values.ts';
 
 /** As in values.ts: AnyValues nested deeper become null. */
 const MAX_DEPTH = 16;

@@ -2,7 +2,10 @@
  * Conversions shared by the protobuf and JSON decoders: AnyValue to plain JSON, ids to hex,
  * and id validation (OTLP: trace ids 16 bytes, span ids 8 bytes, never all zero).
  */
-import type { AttrValue, Attributes, Rejection } from '../model/telemetry.ts';
+import type { AttrValue, Attributes, Decoded, Rejection } from '../model/telemetry.ts';
+
+/** What a decoder gives: the items and the rejections, or why the whole request is refused. */
+export type DecodeResult<T> = { ok: true; value: Decoded<T> } | { ok: false; reason: string };
 
 const MAX_DEPTH = 16;
 
