@@ -18,13 +18,7 @@ import type pg from 'pg';
 const COPY_DATA = 0x64; // 'd'
 const COPY_DONE = Buffer.from([0x63, 0, 0, 0, 4]); // 'c', length 4
 
-/** The part of pg's Connection this writes through (not in @types/pg). */
-interface WireConnection {
-  stream: { cork(): void; uncork(): void; write(chunk: Buffer): boolean };
-  query(text: string): void;
-}
-
-class PipelinedCopy {
+class PipelinedCopy implements pg.Submittable {
   #settled = false;
   constructor(
     readonly text: string,
@@ -33,7 +27,7 @@ class PipelinedCopy {
     readonly reject: (error: Error) => void,
   ) {}
 
-  submit(connection: WireConnection): void {
+  submit(connection: pg.Connection): void {
     const header = Buffer.allocUnsafe(5);
     header[0] = COPY_DATA;
     header.writeUInt32BE(this.data.length + 4, 1);
@@ -73,6 +67,6 @@ class PipelinedCopy {
 /** Runs `text` (a `COPY … FROM STDIN` statement) on `client` with `data` as its input. */
 export function copyIn(client: pg.ClientBase, text: string, data: Buffer): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    void client.query(new PipelinedCopy(text, data, resolve, reject) as unknown as string);
+    client.query(new PipelinedCopy(text, data, resolve, reject));
   });
 }
