@@ -19,7 +19,6 @@ const COPY_DATA = 0x64; // 'd'
 const COPY_DONE = Buffer.from([0x63, 0, 0, 0, 4]); // 'c', length 4
 
 class PipelinedCopy implements pg.Submittable {
-  #settled = false;
   constructor(
     readonly text: string,
     readonly data: Buffer,
@@ -51,15 +50,13 @@ class PipelinedCopy implements pg.Submittable {
   handlePortalSuspended(): void {}
   handleCopyData(): void {}
 
+  // pg calls one of these once: after an error it drops the active query, so the
+  // ReadyForQuery that follows reaches no handler (a settled promise ignores a second call).
   handleError(error: Error): void {
-    if (this.#settled) return;
-    this.#settled = true;
     this.reject(error);
   }
 
   handleReadyForQuery(): void {
-    if (this.#settled) return;
-    this.#settled = true;
     this.resolve();
   }
 }

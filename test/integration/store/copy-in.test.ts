@@ -16,6 +16,16 @@ function rows(values: Array<[number, string]>): Buffer {
   return writer.finish();
 }
 
+const INTO_PROBE = 'COPY copy_probe (id, label) FROM STDIN (FORMAT binary)';
+
+/** The database's error a COPY rejected with, or null when it went through. */
+function refusalOf(copy: Promise<void>): Promise<{ code?: string } | null> {
+  return copy.then(
+    () => null,
+    (error: { code?: string }) => error,
+  );
+}
+
 describe('COPY FROM STDIN on a lent connection', () => {
   let store: TestStore;
   let connection: RawConnection;
@@ -40,7 +50,7 @@ describe('COPY FROM STDIN on a lent connection', () => {
 
   it('stores the rows, large data included', async () => {
     const many = Array.from({ length: 20_000 }, (_, i): [number, string] => [i, 'x'.repeat(100)]);
-    await connection.copyIn('COPY copy_probe (id, label) FROM STDIN (FORMAT binary)', rows(many));
+    await connection.copyIn(INTO_PROBE, rows(many));
     expect(await count()).toBe(20_000);
   });
 
@@ -50,28 +60,17 @@ describe('COPY FROM STDIN on a lent connection', () => {
       [1, 'exists already'],
       [50_001, 'never stored'],
     ]);
-    const failure = await connection
-      .copyIn('COPY copy_probe (id, label) FROM STDIN (FORMAT binary)', data)
-      .then(
-        () => null,
-        (error: { code?: string }) => error,
-      );
+    const failure = await refusalOf(connection.copyIn(INTO_PROBE, data));
     expect(failure?.code).toBe('23505');
     expect(await count()).toBe(20_000);
-    await connection.copyIn(
-      'COPY copy_probe (id, label) FROM STDIN (FORMAT binary)',
-      rows([[60_000, 'after']]),
-    );
+    await connection.copyIn(INTO_PROBE, rows([[60_000, 'after']]));
     expect(await count()).toBe(20_001);
   });
 
   it('rejects a COPY the database refuses before it starts, and the connection goes on', async () => {
-    const failure = await connection
-      .copyIn('COPY no_such_table (id) FROM STDIN (FORMAT binary)', rows([[1, 'a']]))
-      .then(
-        () => null,
-        (error: { code?: string }) => error,
-      );
+    const failure = await refusalOf(
+      connection.copyIn('COPY no_such_table (id) FROM STDIN (FORMAT binary)', rows([[1, 'a']])),
+    );
     expect(failure?.code).toBe('42P01'); // undefined_table
     const { rows: answer } = await connection.query('SELECT 1 AS one');
     expect(answer).toEqual([{ one: 1 }]);
@@ -80,18 +79,10 @@ describe('COPY FROM STDIN on a lent connection', () => {
   it('rejects a COPY inside a transaction and rolls back to a savepoint as the ingest path does', async () => {
     await connection.query('BEGIN');
     await connection.query('SAVEPOINT job');
-    const failure = await connection
-      .copyIn('COPY copy_probe (id, label) FROM STDIN (FORMAT binary)', rows([[60_000, 'dup']]))
-      .then(
-        () => null,
-        (error: { code?: string }) => error,
-      );
+    const failure = await refusalOf(connection.copyIn(INTO_PROBE, rows([[60_000, 'dup']])));
     expect(failure?.code).toBe('23505');
     await connection.query('ROLLBACK TO SAVEPOINT job');
-    await connection.copyIn(
-      'COPY copy_probe (id, label) FROM STDIN (FORMAT binary)',
-      rows([[70_000, 'in the transaction']]),
-    );
+    await connection.copyIn(INTO_PROBE, rows([[70_000, 'in the transaction']]));
     await connection.query('COMMIT');
     expect(await count()).toBe(20_002);
   });
