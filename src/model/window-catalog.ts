@@ -77,6 +77,22 @@ export const WINDOW_CATALOG: readonly WindowCatalogRow[] = [
     verified: '2026-12-02',
   },
   {
+    model: '*claude-sonnet-5-5*',
+    window: M1,
+    source: 'catalog',
+    evidence:
+      "Claude Code 2.1.332's `--model sonnet`: its result JSON reports modelUsage['claude-sonnet-5-5'].contextWindow 1,000,000 and its status line input context_window.context_window_size 1,000,000; the id carries no [1m] (issue 34)",
+    verified: '2026-12-04',
+  },
+  {
+    model: '*claude-haiku-5-5*',
+    window: M1,
+    source: 'catalog',
+    evidence:
+      "Claude Code 2.1.332's `--model haiku`: its result JSON reports modelUsage['claude-haiku-5-5'].contextWindow 1,000,000 and its status line input context_window.context_window_size 1,000,000; the id carries no [1m] (issue 34)",
+    verified: '2026-12-04',
+  },
+  {
     model: '*claude-opus-4-8*',
     window: 200_000,
     agent: { name: 'claude-code', through: '2.1.68' },

@@ -48,8 +48,10 @@ describe('catalogWindow', () => {
     // issue 19 §3: new ids, and the family catch-alls that guessed for ids nobody checked
     ['claude-opus-5-5', 1_000_000],
     ['anthropic/claude-opus-5-5', 1_000_000],
-    ['claude-sonnet-5-5', null],
-    ['claude-haiku-5-5', null],
+    // issue 34: what Claude Code 2.1.332 itself reports for its `sonnet` and `haiku` aliases
+    ['claude-sonnet-5-5', 1_000_000],
+    ['claude-haiku-5-5', 1_000_000],
+    ['claude-sonnet-5-6', null],
     ['claude-fable-5-2', null],
     ['claude-opus-4-1', 200_000],
     ['claude-haiku-4-5', 200_000],
@@ -117,7 +119,7 @@ describe('contextWindowFor', () => {
   it('unknown or missing model: no window', () => {
     expect(contextWindowFor('my-local-model', 5_000, [])).toEqual({ window: null, source: null });
     expect(contextWindowFor(null, 5_000, [])).toEqual({ window: null, source: null });
-    expect(contextWindowFor('claude-sonnet-5-5', 5_000, [])).toEqual({
+    expect(contextWindowFor('claude-fable-5', 5_000, [])).toEqual({
       window: null,
       source: null,
     });
@@ -152,7 +154,7 @@ describe('precedence: override > what the agent says > catalog (for its version)
       window: 300_000,
       source: 'override',
     });
-    expect(contextWindowFor('claude-sonnet-5-5', 10, o)).toEqual({
+    expect(contextWindowFor('claude-fable-5', 10, o)).toEqual({
       window: 300_000,
       source: 'override',
     });
