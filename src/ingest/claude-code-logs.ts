@@ -9,7 +9,7 @@
  * are kept without rows.
  */
 import type { CallContent, Compaction, LlmCall, Normalized, ToolResult } from '../model/calls.ts';
-import type { AttrValue, LogRecord } from '../model/telemetry.ts';
+import { setAttribute, type AttrValue, type LogRecord } from '../model/telemetry.ts';
 import { bool, minusMs, num, str } from './attrs.ts';
 import { compaction, normalizeTrigger } from './compactions.ts';
 import { stripAttributes } from './content.ts';
@@ -231,7 +231,7 @@ function stripBody(v: AttrValue, depth: number): AttrValue {
   for (const k in v) {
     if (BODY_CONTENT_KEYS.has(k)) continue;
     const x = v[k] as AttrValue;
-    out[k] = typeof x === 'string' ? x : stripBody(x, depth + 1);
+    setAttribute(out, k, typeof x === 'string' ? x : stripBody(x, depth + 1));
   }
   return out;
 }

@@ -19,7 +19,7 @@
  * the session files can rebuild (`codexRequestId`).
  */
 import type { Compaction, LlmCall, Normalized, SpanRole, ToolResult } from '../model/calls.ts';
-import type { Attributes, LogRecord, Span } from '../model/telemetry.ts';
+import { setAttribute, type Attributes, type LogRecord, type Span } from '../model/telemetry.ts';
 import { bool, cmpNs, msToNs, num, str } from './attrs.ts';
 import { compaction } from './compactions.ts';
 import { stripAttributes, stripEvents } from './content.ts';
@@ -419,7 +419,7 @@ export function normalizeCodexLogs(
     } else {
       const attributes: Attributes = {};
       for (const [k, v] of Object.entries(stripAttributes(a)))
-        if (!CONTENT_KEYS.has(k)) attributes[k] = v;
+        if (!CONTENT_KEYS.has(k)) setAttribute(attributes, k, v);
       keep.push({ ...log, attributes, body: typeof log.body === 'string' ? null : log.body });
     }
   }

@@ -3,7 +3,7 @@
  * stored span or log record when the workspace does not capture content. Sizes are computed
  * before removal and kept on the normalized rows.
  */
-import type { Attributes, SpanEvent } from '../model/telemetry.ts';
+import { setAttribute, type Attributes, type SpanEvent } from '../model/telemetry.ts';
 
 const EXACT = new Set([
   'gen_ai.input.messages',
@@ -89,7 +89,7 @@ export function stripAttributes(attrs: Attributes): Attributes {
   if (!found) return attrs;
   // build a fresh object: `delete` would turn it into a slow dictionary-mode object
   const out: Attributes = {};
-  for (const k in attrs) if (!isContentKey(k)) out[k] = attrs[k] as Attributes[string];
+  for (const k in attrs) if (!isContentKey(k)) setAttribute(out, k, attrs[k] as Attributes[string]);
   return out;
 }
 

@@ -4,6 +4,7 @@
  * What was lost. Read are OTel GenAI `gen_ai.input.messages` (and `gen_ai.system_instructions`)
  * and OpenInference `llm.input_messages.N.message.*`.
  */
+import { setAttribute } from '../model/telemetry.ts';
 import { isObj } from './attrs.ts';
 
 /** The most characters of each message's text shown. */
@@ -82,7 +83,7 @@ function openInferenceMessages(attrs: Attrs): ReadMessage[] | null {
     const index = Number(key.slice(prefix.length, dot));
     if (dot < 0 || !Number.isInteger(index)) continue;
     const entry = byIndex.get(index) ?? {};
-    entry[key.slice(dot + 1)] = value;
+    setAttribute(entry, key.slice(dot + 1), value);
     byIndex.set(index, entry);
   }
   if (byIndex.size === 0) return null;

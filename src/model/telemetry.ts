@@ -8,8 +8,30 @@
 export type AttrValue =
   string | number | boolean | null | AttrValue[] | { [key: string]: AttrValue };
 
-/** Attribute key/value pairs. Keys are kept exactly as sent (case-sensitive). */
+/**
+ * Attribute key/value pairs. Keys are kept exactly as sent (case-sensitive), each an own
+ * property: build them with {@link setAttribute}, never `out[key] = value`.
+ */
 export type Attributes = Record<string, AttrValue>;
+
+/**
+ * Sets `out[key]` as an own property whatever the key. Assigning `__proto__` calls
+ * Object.prototype's setter instead: a kvlist sent under that key became the object's
+ * prototype, its entries hidden attributes every read still found (a call took its model and
+ * tokens from one, issue 33). Every other key (`constructor`, `toString`, ...) is an own
+ * property when assigned. Objects stay plain rather than `Object.create(null)`: those are
+ * dictionary-mode in V8, twice as slow to fill and serialize on every span.
+ */
+export function setAttribute<T>(out: Record<string, T>, key: string, value: T): void {
+  if (key === '__proto__')
+    Object.defineProperty(out, key, {
+      value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  else out[key] = value;
+}
 
 export interface InstrumentationScope {
   name: string;

@@ -20,14 +20,15 @@
  * and an int64 varint whose 4th byte still continues at the end of its message (protobufjs
  * takes it as is), refuse the request. No encoder writes either.
  */
-import type {
-  AttrValue,
-  Attributes,
-  Decoded,
-  InstrumentationScope,
-  Span,
-  SpanEvent,
-  SpanLink,
+import {
+  setAttribute,
+  type AttrValue,
+  type Attributes,
+  type Decoded,
+  type InstrumentationScope,
+  type Span,
+  type SpanEvent,
+  type SpanLink,
 } from '../model/telemetry.ts';
 import { cleanString, spanRejection, type DecodeResult } from './values.ts';
 
@@ -373,7 +374,7 @@ function keyValue(r: Cursor, end: number, out: Attributes, depth: number, n: num
         skipField(r, tag & 7, n, end);
     }
   }
-  out[key] = value;
+  setAttribute(out, key, value);
 }
 
 /** InstrumentationScope, or the deprecated InstrumentationLibrary (same fields). */

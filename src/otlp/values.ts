@@ -2,7 +2,13 @@
  * Conversions shared by the protobuf and JSON decoders: AnyValue to plain JSON, ids to hex,
  * and id validation (OTLP: trace ids 16 bytes, span ids 8 bytes, never all zero).
  */
-import type { AttrValue, Attributes, Decoded, Rejection } from '../model/telemetry.ts';
+import {
+  setAttribute,
+  type AttrValue,
+  type Attributes,
+  type Decoded,
+  type Rejection,
+} from '../model/telemetry.ts';
 
 /** What a decoder gives: the items and the rejections, or why the whole request is refused. */
 export type DecodeResult<T> = { ok: true; value: Decoded<T> } | { ok: false; reason: string };
@@ -139,7 +145,7 @@ export function keyValuesToAttributes(list: unknown, depth = 0): Attributes {
   if (!Array.isArray(list)) return out;
   for (const entry of list as KeyValueLike[]) {
     if (!entry || typeof entry.key !== 'string') continue;
-    out[cleanString(entry.key)] = anyValueToJson(entry.value, depth);
+    setAttribute(out, cleanString(entry.key), anyValueToJson(entry.value, depth));
   }
   return out;
 }

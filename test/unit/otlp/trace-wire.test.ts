@@ -267,7 +267,7 @@ const ATTRIBUTES = [
   { key: '10', value: s('integer-like keys sort first') },
   { key: '2', value: s('in both decoders') },
   { key: 'nul\0key', value: s('v') },
-  { key: '__proto__', value: s('a primitive is ignored by the setter') },
+  { key: '__proto__', value: s('an own attribute, as any other key') },
 ];
 
 const TIMES = [
@@ -605,6 +605,72 @@ describe('decodeTraceWire, on valid bodies', () => {
       [],
     ];
     for (const anyValue of anyValues) same(oneScope(spanFields(attribute('v', anyValue))));
+  });
+
+  it('keeps __proto__, constructor and toString as own attributes at every level (issue 33)', () => {
+    const evil = {
+      kvlistValue: {
+        values: [
+          { key: 'gen_ai.request.model', value: s('evil') },
+          { key: 'gen_ai.usage.input_tokens', value: { intValue: 777_777 } },
+          {
+            key: '__proto__',
+            value: { kvlistValue: { values: [{ key: 'deep', value: s('x') }] } },
+          },
+        ],
+      },
+    };
+    const attributes = [
+      { key: 'gen_ai.request.model', value: s('gpt-4o') },
+      { key: '__proto__', value: evil },
+      { key: 'constructor', value: s('c') },
+      { key: 'toString', value: s('t') },
+    ];
+    const decoded = same(
+      encode({
+        resourceSpans: [
+          {
+            resource: { attributes },
+            scopeSpans: [
+              {
+                spans: [
+                  span({
+                    attributes,
+                    events: [{ name: 'ev', attributes }],
+                    links: [{ traceId: id(16), spanId: id(8), attributes }],
+                  }),
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const item = decoded.items[0]!;
+    for (const attrs of [
+      item.attributes,
+      item.resource,
+      item.events[0]!.attributes,
+      item.links[0]!.attributes,
+    ]) {
+      expect(Object.getPrototypeOf(attrs)).toBe(Object.prototype);
+      expect(Object.keys(attrs)).toEqual([
+        'gen_ai.request.model',
+        '__proto__',
+        'constructor',
+        'toString',
+      ]);
+      expect(attrs['gen_ai.request.model']).toBe('gpt-4o');
+      expect(attrs['gen_ai.usage.input_tokens']).toBeUndefined();
+      const kvlist = Object.getOwnPropertyDescriptor(attrs, '__proto__')?.value as object;
+      expect(Object.getPrototypeOf(kvlist)).toBe(Object.prototype);
+      expect(Object.keys(kvlist)).toEqual([
+        'gen_ai.request.model',
+        'gen_ai.usage.input_tokens',
+        '__proto__',
+      ]);
+      expect(JSON.parse(JSON.stringify(attrs))).toEqual(attrs);
+    }
   });
 
   it('replaces singular messages and scalars seen twice, wherever they appear', () => {
