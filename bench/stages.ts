@@ -10,6 +10,7 @@ import { callContentFromLogs, normalizeSpans } from '../src/ingest/index.ts';
 import { LOG_CALL_PRODUCERS } from '../src/ingest/producers.ts';
 import { decodeTraces } from '../src/otlp/decode.ts';
 import { joinLoggedToolResults } from '../src/receiver/logged-tool-parts.ts';
+import { ConversationNotes } from '../src/store/conversation-notes.ts';
 import { noteConversations } from '../src/store/conversations.ts';
 import {
   applyCallContent,
@@ -39,6 +40,7 @@ export async function benchStages() {
     copyIn: (text, data) => connection.copyIn(text, data),
     staging: await prepareStaging(connection),
     resent: false,
+    conversations: new ConversationNotes(),
   };
   const ms: Record<string, number> = {};
   const time = async <T>(step: string, fn: () => Promise<T> | T): Promise<T> => {

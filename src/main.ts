@@ -64,6 +64,13 @@ export async function serve(config: Config): Promise<RunningServer> {
     metrics,
     logger: log,
   });
+  // A rejection nobody handled is a bug, never a reason to stop ingest (Node's default exits):
+  // logged with its stack and counted, and the process keeps serving.
+  const onUnhandledRejection = (reason: unknown) => {
+    metrics.unhandledRejections.inc();
+    log.error({ err: reason }, 'unhandled rejection (a bug: please report it); still serving');
+  };
+  process.on('unhandledRejection', onUnhandledRejection);
   const loops = await startBackgroundLoops({
     store,
     config,
@@ -83,6 +90,7 @@ export async function serve(config: Config): Promise<RunningServer> {
     await built.shutdown().catch(() => {});
     await loops.stop().catch(() => {});
     await store.close().catch(() => {});
+    process.off('unhandledRejection', onUnhandledRejection);
     throw explainStartupFailure(error, config);
   }
   store.advertise?.(address); // CLI commands on the same data directory go through this server
@@ -99,6 +107,7 @@ export async function serve(config: Config): Promise<RunningServer> {
         await built.shutdown(); // in-flight requests, then slow clients cut off at the limit
         await loops.stop();
         await store.close();
+        process.off('unhandledRejection', onUnhandledRejection);
         log.info('rotscope stopped');
       })();
       return stopping;

@@ -16,7 +16,7 @@ import { registerAuth, type AuthFailureWriter } from './auth.ts';
 import { hostName, registerHostGuard } from './host-guard.ts';
 import { registerConsole } from './console.ts';
 import { recordRefusals } from './refusals.ts';
-import { isDatabaseUnavailable } from './errors.ts';
+import { isRetryableFailure } from './errors.ts';
 import { healthRoutes } from './health.ts';
 import { PendingWork } from './inflight.ts';
 import { IngestPipeline } from '../receiver/pipeline.ts';
@@ -168,7 +168,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
           message: error.message,
           ...(Array.isArray(error.problems) ? { problems: error.problems } : {}),
         });
-      if (isDatabaseUnavailable(error)) {
+      if (isRetryableFailure(error)) {
         reply.header('retry-after', String(config.retryAfterSeconds));
         return reply
           .code(503)

@@ -1,6 +1,13 @@
-/** Classifies store failures for HTTP answers: unavailable (503 + Retry-After) or bad data (400). */
+/**
+ * Classifies store failures for HTTP answers: unavailable or a lost race between transactions
+ * (503 + Retry-After), or bad data (400).
+ */
 
-export { isDatabaseUnavailable } from '../store/connection-errors.ts';
+export {
+  isDatabaseUnavailable,
+  isRetryableConflict,
+  isRetryableFailure,
+} from '../store/connection-errors.ts';
 
 /**
  * A value the database refused (SQLSTATE class 22, data exception): the request's data is at

@@ -24,6 +24,8 @@ export interface Metrics {
   ingestInflightBytes: Gauge;
   /** OTLP metrics export requests (POST /v1/metrics), answered 200 and dropped unread. */
   metricsDropped: Counter;
+  /** Rejections no code handled (bugs), logged and survived by `serve` (src/main.ts). */
+  unhandledRejections: Counter;
   /** Findings this process's evaluator created, by detector and severity (see countFindingEvents). */
   findingsCreated: Counter<'detector' | 'severity'>;
   /** Findings this process's evaluator raised to critical, by detector. */
@@ -118,6 +120,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     metricsDropped: new Counter({
       name: 'rotscope_ingest_metrics_requests_dropped_total',
       help: 'OTLP metrics export requests accepted and dropped (rotscope reads traces and logs only)',
+      registers: [registry],
+    }),
+    unhandledRejections: new Counter({
+      name: 'rotscope_unhandled_rejections_total',
+      help: 'Promise rejections no code handled (a bug): logged, and the process keeps serving',
       registers: [registry],
     }),
   };

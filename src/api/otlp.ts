@@ -31,7 +31,7 @@ import {
 } from '../otlp/responses.ts';
 import type { Attributes, LogRecord, Rejection, Span } from '../model/telemetry.ts';
 import type { EventLog } from '../log/event-log.ts';
-import { isDataError, isDatabaseUnavailable } from './errors.ts';
+import { isDataError, isDatabaseUnavailable, isRetryableConflict } from './errors.ts';
 import { CommitAdmission } from './commit-admission.ts';
 import {
   ByteBudget,
@@ -173,6 +173,19 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
           request,
           reply,
           'db_unavailable',
+          503,
+          RPC_CODES.UNAVAILABLE,
+          message,
+          config.retryAfterSeconds,
+        );
+      }
+      if (isRetryableConflict(error)) {
+        // ingest retried it already; the exporter sends the batch again after Retry-After
+        const message = 'the batch lost a race with a concurrent write, retry later';
+        return refuse(
+          request,
+          reply,
+          'write_conflict',
           503,
           RPC_CODES.UNAVAILABLE,
           message,

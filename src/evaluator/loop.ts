@@ -244,10 +244,22 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   async function runAll(): Promise<number> {
     let evaluated = 0;
     let budget = maxPerRun;
+    /** The first failure of a worker in this run (the database itself, or a bug). */
+    let failure: { reason: unknown } | undefined;
     const workers: Array<Promise<void>> = [];
+    /**
+     * Adds a worker whose promise never rejects: its failure is kept for the end of the run.
+     * Workers join while others are awaited, so a rejection must be handled where it starts.
+     */
+    const addWorker = () =>
+      workers.push(
+        worker().catch((reason: unknown) => {
+          failure ??= { reason };
+        }),
+      );
     /** Starts the other workers once a batch comes back full (more settled than one batch). */
     const spread = () => {
-      while (workers.length < concurrency) workers.push(worker());
+      while (workers.length < concurrency) addWorker();
     };
     const worker = async (): Promise<void> => {
       while (!stopping && budget > 0) {
@@ -270,10 +282,9 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     };
     // One worker claims first (an idle poll costs one claim); when its batch is full, the
     // others join, claiming different conversations (SKIP LOCKED); one finding none stops.
-    workers.push(worker());
-    let outcomes: Array<PromiseSettledResult<void>> = [];
-    while (outcomes.length < workers.length) outcomes = await Promise.allSettled([...workers]);
-    const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    addWorker();
+    for (let waited = 0; waited < workers.length; waited = workers.length)
+      await Promise.all([...workers]);
     failedRuns = failure ? failedRuns + 1 : 0;
     if (failure && !failing) {
       // The database itself failed (claim or failure bookkeeping): log once until it recovers.

@@ -4,12 +4,16 @@
  * request's writes run in a savepoint of their own, so a request the database refuses (a bad
  * value) fails alone; each request's promise settles only after the COMMIT that holds its rows
  * (a 200 still means stored). The advisory locks of every request in a group are taken
- * together, in one order, before any write, so two groups never wait on each other in a cycle.
+ * together, in one order, before any write, and what the requests tell their conversations is
+ * written once for the group, in one order, just before COMMIT (src/store/conversation-notes.ts),
+ * so two groups never wait on each other in a cycle. A deadlock or serialization failure that
+ * still happens is retried (a job in its savepoint, the conversations' write in its own).
  * A job whose `signal` aborts (its client went away) before it runs is dropped: its promise
  * rejects with AbandonedError at once, nothing of it is written, and a shutdown does not wait
  * for it (the client saw no 200 and sends the batch again).
  */
-import { isDatabaseUnavailable } from '../store/connection-errors.ts';
+import { ConversationNotes } from '../store/conversation-notes.ts';
+import { isDatabaseUnavailable, isRetryableConflict } from '../store/connection-errors.ts';
 import type { Store } from '../store/db.ts';
 import { lockIngestKeys } from '../store/ingest.ts';
 import { kyselyOn, type RawConnection } from '../store/raw-connection.ts';
@@ -44,8 +48,8 @@ export interface GroupCommitOptions {
   maxJobs?: number;
 }
 
-/** SQLSTATEs after which running the same writes again can succeed. */
-const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
+/** Runs of a job (or of the group's conversations write) that lost a race, before giving up. */
+const CONFLICT_ATTEMPTS = 4;
 
 export class GroupCommitter {
   readonly #store: Store;
@@ -108,6 +112,7 @@ export class GroupCommitter {
         copyIn: (text, data) => connection.copyIn(text, data),
         staging: await prepareStaging(connection),
         resent: false,
+        conversations: new ConversationNotes(),
       };
       await connection.query('BEGIN');
       await lockIngestKeys(
@@ -127,6 +132,7 @@ export class GroupCommitter {
           outcome.ok ? () => item.resolve(outcome.value) : () => item.reject(outcome.error),
         );
       }
+      await writeConversationNotes(connection, tx);
       await connection.query('COMMIT');
       for (const settle of outcomes) settle();
     } catch (error) {
@@ -146,10 +152,11 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 /**
  * Runs one job in a savepoint (releasing the previous job's, when `releasePrevious`, in the
  * same round trip; COMMIT releases the last one): on an error the database raised for this
- * job's data, rolls back to it and reports the error (once more first for a deadlock or
- * serialization failure; once more with `resent` after a unique violation: some of its rows
- * exist, an exporter sent the batch again); on a lost connection, throws (the whole group
- * fails).
+ * job's data, rolls back to it and reports the error (after up to {@link CONFLICT_ATTEMPTS}
+ * runs for a deadlock or serialization failure; once more with `resent` after a unique
+ * violation: some of its rows exist, an exporter sent the batch again); on a lost connection,
+ * throws (the whole group fails). What a successful run noted for its conversations joins the
+ * group's notes; a failed run's is dropped with its writes.
  */
 async function runInSavepoint(
   connection: RawConnection,
@@ -163,8 +170,10 @@ async function runInSavepoint(
     releasePrevious ? 'RELEASE SAVEPOINT ingest_job; SAVEPOINT ingest_job' : 'SAVEPOINT ingest_job',
   );
   for (let attempt = 1; ; attempt++) {
+    const conversations = new ConversationNotes();
     try {
-      const value = await job.run(resent ? { ...tx, resent } : tx);
+      const value = await job.run({ ...tx, resent, conversations });
+      tx.conversations.absorb(conversations);
       return { ok: true, value };
     } catch (error) {
       if (isDatabaseUnavailable(error)) throw error;
@@ -174,8 +183,32 @@ async function runInSavepoint(
         resent = true;
         continue;
       }
-      if (attempt < 2 && code !== undefined && RETRYABLE.has(code)) continue;
+      if (attempt < CONFLICT_ATTEMPTS && isRetryableConflict(error)) continue;
       return { ok: false, error };
+    }
+  }
+}
+
+/**
+ * Writes what the group's jobs noted for their conversations (one order for the whole
+ * transaction), in a savepoint of its own: a deadlock or serialization failure is rolled back
+ * and run again, up to {@link CONFLICT_ATTEMPTS} times; anything else fails the group.
+ */
+async function writeConversationNotes(connection: RawConnection, tx: IngestTx): Promise<void> {
+  if (tx.conversations.empty) return;
+  await connection.query('SAVEPOINT ingest_conversations');
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await tx.conversations.write(tx.db);
+      return;
+    } catch (error) {
+      if (
+        isDatabaseUnavailable(error) ||
+        attempt >= CONFLICT_ATTEMPTS ||
+        !isRetryableConflict(error)
+      )
+        throw error;
+      await connection.query('ROLLBACK TO SAVEPOINT ingest_conversations');
     }
   }
 }

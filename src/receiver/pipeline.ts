@@ -34,11 +34,6 @@ import {
   type CallPrecedence,
   type CallsOutcome,
 } from '../store/ingest.ts';
-import {
-  holdEvaluation,
-  markConversationsDirty,
-  noteConversations,
-} from '../store/conversations.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
 import { GroupCommitter, type GroupCommitOptions } from './group-commit.ts';
 import { joinLoggedToolResults } from './logged-tool-parts.ts';
@@ -157,8 +152,7 @@ export class IngestPipeline {
             logged,
           );
           const compactions = await insertCompactions(trx, batch.normalized.compactions);
-          await noteConversations(
-            trx,
+          tx.conversations.note(
             workspaceId,
             [...calls, ...content, ...toolParts, ...gemini, ...compactions],
             batch.normalized.projects,
@@ -202,7 +196,7 @@ export class IngestPipeline {
           });
           const gemini = await applyGeminiLogBatch(trx, workspaceId, batch);
           const compactions = await insertCompactions(trx, batch.normalized.compactions);
-          await markConversationsDirty(trx, workspaceId, [
+          tx.conversations.note(workspaceId, [
             ...calls,
             ...sideCalls,
             ...content,
@@ -243,15 +237,13 @@ export class IngestPipeline {
         const compactions = await insertCompactions(tx.db, normalized.compactions);
         const { historyBeforeNs } = options;
         const marks = [...calls, ...compactions];
-        await noteConversations(
-          tx.db,
+        tx.conversations.note(
           workspaceId,
           historyBeforeNs === undefined ? marks : marks.map((m) => ({ ...m, historyBeforeNs })),
           normalized.projects,
         );
         if (options.holdEvaluationMs !== undefined)
-          await holdEvaluation(
-            tx.db,
+          tx.conversations.hold(
             workspaceId,
             marks.map((m) => m.conversationId),
             options.holdEvaluationMs,

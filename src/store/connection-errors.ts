@@ -55,3 +55,29 @@ export function describeError(error: unknown): string {
   }
   return String(error);
 }
+
+/**
+ * SQLSTATEs of a transaction that lost a race with another one and may succeed if run again:
+ * deadlock_detected, serialization_failure, lock_not_available.
+ */
+const CONFLICT_CODES = new Set(['40P01', '40001', '55P03']);
+
+/**
+ * True when `error` (or its cause) is a conflict between concurrent transactions: nothing is
+ * wrong with the data or the database, and the same writes can succeed later. Ingest retries
+ * these itself; one that still reaches a client is answered 503 with Retry-After, never 500.
+ */
+export function isRetryableConflict(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && CONFLICT_CODES.has(code)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** A failure a client should send again later (503 + Retry-After): unavailable or a conflict. */
+export function isRetryableFailure(error: unknown): boolean {
+  return isDatabaseUnavailable(error) || isRetryableConflict(error);
+}

@@ -11,6 +11,7 @@
  * a migration that widens a column changes what is sent without a code change.
  */
 import { sql } from 'kysely';
+import type { ConversationNotes } from './conversation-notes.ts';
 import { CopyWriter, type CopyType } from './copy-binary.ts';
 import type { Db } from './db.ts';
 import type { RawConnection } from './raw-connection.ts';
@@ -72,6 +73,11 @@ export interface IngestTx {
    * unique_violation if any row exists.
    */
   resent: boolean;
+  /**
+   * What the job tells its conversations: written once for the whole transaction, in one
+   * order, just before COMMIT (./conversation-notes.ts), never by the job itself.
+   */
+  conversations: ConversationNotes;
 }
 
 /** The SQLSTATE a straight COPY of rows that exist already fails with. */

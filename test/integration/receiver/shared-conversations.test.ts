@@ -1,0 +1,106 @@
+/**
+ * Ordinary concurrent ingest over shared conversations (issue 33): many exporters send batches
+ * whose calls fall in the same conversations, in different orders, while the evaluator claims
+ * and saves those conversations. Group commit puts several requests in one transaction and runs
+ * two transactions at once, so the row locks they take must follow one order across the whole
+ * group: otherwise PostgreSQL finds a deadlock and a batch fails (a 500 exporters drop). Every
+ * batch must commit and every call be stored once, and (PostgreSQL) the database must have found
+ * no deadlock at all: ingest retries one, so a batch that commits does not show it. PGlite runs
+ * one transaction at a time; the test runs on both.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEvaluator } from '../../../src/evaluator/loop.ts';
+import { IngestPipeline } from '../../../src/receiver/pipeline.ts';
+import { ensureWorkspace } from '../../../src/store/workspaces.ts';
+import { genAiChatAttributes } from '../../helpers/otel.ts';
+import { createTestStore, usingPostgres, type TestStore } from '../../helpers/store.ts';
+import { span } from '../../unit/ingest/helpers.ts';
+
+const SENDERS = 16;
+const BATCHES_PER_SENDER = 8;
+const SPANS_PER_BATCH = 50;
+const CONVERSATIONS = 97;
+
+/** Batch `b` of sender `s`: 50 calls, each in a conversation picked by a fixed shuffle. */
+function batch(s: number, b: number) {
+  return Array.from({ length: SPANS_PER_BATCH }, (_, i) => {
+    const n = (s * BATCHES_PER_SENDER + b) * SPANS_PER_BATCH + i;
+    const conversation = (n * 7919 + s * 31) % CONVERSATIONS;
+    return span({
+      traceId: (n + 1).toString(16).padStart(32, 'e'),
+      spanId: (n + 1).toString(16).padStart(16, 'f'),
+      name: 'chat claude-sonnet-4-5',
+      kind: 3,
+      startTimeUnixNano: String(1_700_000_000_000_000_000n + BigInt(n) * 1_000_000n),
+      endTimeUnixNano: String(1_700_000_000_000_000_000n + BigInt(n) * 1_000_000n + 500_000n),
+      attributes: genAiChatAttributes(n % 50, `shared-${conversation}`),
+    });
+  });
+}
+
+describe('concurrent batches over shared conversations', () => {
+  let store: TestStore;
+  beforeAll(async () => {
+    store = await createTestStore();
+    await ensureWorkspace(store.db, 'ws');
+  });
+  let closed = false;
+  afterAll(() => (closed ? undefined : store?.close()));
+
+  /**
+   * Deadlocks PostgreSQL found in the test's database. A session reports them to the statistics
+   * when it ends: this closes the store and waits for its sessions to be gone first.
+   */
+  async function deadlocksAfterClosing(): Promise<number> {
+    await store.close();
+    closed = true;
+    const admin = new pg.Client({ connectionString: store.url });
+    await admin.connect();
+    try {
+      const others = `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()`;
+      await expect
+        .poll(async () => (await admin.query<{ n: number }>(others)).rows[0]!.n, {
+          timeout: 10_000,
+        })
+        .toBe(0);
+      const { rows } = await admin.query<{ deadlocks: string }>(
+        'SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()',
+      );
+      return Number(rows[0]!.deadlocks);
+    } finally {
+      await admin.end();
+    }
+  }
+
+  it('all commit, with the evaluator claiming the same conversations meanwhile', async () => {
+    const pipeline = new IngestPipeline(store);
+    const silent = { info() {}, warn() {}, error() {} };
+    const evaluator = startEvaluator({
+      store,
+      config: { evaluatorQuietMs: 0, evaluatorPollMs: 5 },
+      log: silent,
+      batchSize: 16,
+    });
+    const failures: unknown[] = [];
+    try {
+      await Promise.all(
+        Array.from({ length: SENDERS }, async (_, s) => {
+          for (let b = 0; b < BATCHES_PER_SENDER; b++)
+            await pipeline.ingestSpans('ws', batch(s, b)).catch((e: unknown) => failures.push(e));
+        }),
+      );
+    } finally {
+      await evaluator.stop();
+    }
+    expect(failures.map((e) => String(e))).toEqual([]);
+    const { count } = await store.db
+      .selectFrom('llm_calls')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('workspace_id', '=', 'ws')
+      .executeTakeFirstOrThrow();
+    expect(Number(count)).toBe(SENDERS * BATCHES_PER_SENDER * SPANS_PER_BATCH);
+    if (usingPostgres) expect(await deadlocksAfterClosing()).toBe(0);
+  });
+});
