@@ -7,9 +7,15 @@
  * server, a request whose Host is not ours on the open one. Real HTTP on loopback.
  */
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToken } from '../../src/store/workspaces.ts';
-import { hostName, hostRefusal, isLoopbackName } from '../../src/api/host-guard.ts';
+import {
+  hostHeaderCount,
+  hostName,
+  hostRefusal,
+  isLoopbackName,
+} from '../../src/api/host-guard.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 interface Answer {
@@ -39,6 +45,23 @@ function send(
       request.setHeader('content-type', 'application/json');
       request.end('{}');
     } else request.end();
+  });
+}
+
+/**
+ * The status of a GET written byte for byte on a socket to 127.0.0.1 with `hostLines` as its
+ * Host headers: HTTP clients send one Host, well-formed.
+ */
+function rawStatus(base: string, path: string, hostLines: string[]): Promise<number> {
+  const head = [`GET ${path} HTTP/1.1`, ...hostLines.map((h) => `Host: ${h}`), 'Connection: close'];
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0)));
+    socket.end(`${head.join('\r\n')}\r\n\r\n`);
   });
 }
 
@@ -181,6 +204,28 @@ describe('the open server and the Host it is asked for', () => {
     ).toBe(403);
   });
 
+  it('refuses a Host with junk after a loopback name, and two Host headers (issue 33)', async () => {
+    const port = new URL(open.url).port;
+    const status = (...hosts: string[]) => rawStatus(open.url, '/api/conversations', hosts);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
+      expect({ host, status: await status(host) }).toEqual({ host, status: 200 });
+    for (const host of [
+      `127.0.0.1:${port}@attacker.example`,
+      `attacker.example@127.0.0.1:${port}`,
+      `127.0.0.1:${port}/attacker.example`,
+      `127.0.0.1:${port}#attacker.example`,
+      `127.0.0.1 attacker.example`,
+      `localhost:${port}x`,
+      `[::1]x:${port}`,
+    ])
+      expect({ host, status: await status(host) }).toEqual({ host, status: 403 });
+    for (const hosts of [
+      [`127.0.0.1:${port}`, 'attacker.example'],
+      [`127.0.0.1:${port}`, `127.0.0.1:${port}`],
+    ])
+      expect({ hosts, status: await status(...hosts) }).toEqual({ hosts, status: 403 });
+  });
+
   it('takes a change only from its own origin', async () => {
     const port = new URL(open.url).port;
     const host = `127.0.0.1:${port}`;
@@ -192,6 +237,8 @@ describe('the open server and the Host it is asked for', () => {
       `http://localhost:${port}`,
       'http://127.0.0.1:9',
       'null',
+      `http://attacker.example@127.0.0.1:${port}`,
+      `http://127.0.0.1:${port}/`,
     ]) {
       const answer = await token(origin);
       expect({ origin, status: answer.status }).toEqual({ origin, status: 403 });
@@ -226,6 +273,62 @@ describe('host names', () => {
     expect(hostName('[::1]:4318')).toBe('::1');
     expect(hostName('[::1]')).toBe('::1');
     expect(hostName('example.org.')).toBe('example.org');
+    expect(hostName('127.0.0.1')).toBe('127.0.0.1');
+    expect(hostName('rotscope_1.example:65535')).toBe('rotscope_1.example');
+  });
+  it('reads nothing out of an authority with anything more than host and port (issue 33)', () => {
+    for (const authority of [
+      '127.0.0.1:4318@attacker.example',
+      'user@127.0.0.1:4318',
+      '127.0.0.1:4318/path',
+      '127.0.0.1?q',
+      '127.0.0.1#f',
+      '127.0.0.1 attacker.example',
+      '127.0.0.1, attacker.example',
+      '127.0.0.1:',
+      '127.0.0.1:43x',
+      '127.0.0.1:123456',
+      '127.0.0.1:4318:1',
+      'local%68ost',
+      'a..localhost',
+      '[::1',
+      '[::1]x',
+      '[v1.x]',
+      '[localhost]',
+      '::1',
+      '',
+    ])
+      expect({ authority, name: hostName(authority) }).toEqual({ authority, name: undefined });
+  });
+  it('counts Host headers as sent', () => {
+    expect(hostHeaderCount(['Host', 'a', 'Accept', '*/*'])).toBe(1);
+    expect(hostHeaderCount(['host', 'a', 'HOST', 'b', 'x-host', 'c'])).toBe(2);
+    expect(hostHeaderCount(['Accept', 'host'])).toBe(0);
+  });
+  it('refuses junk around a loopback Host, two Hosts, and an Origin that is not exactly one', () => {
+    const get = (host: string, hostHeaders = 1) =>
+      hostRefusal({}, { method: 'GET', host, origin: undefined, hostHeaders });
+    expect(get('127.0.0.1:1')).toBeUndefined();
+    expect(get('127.0.0.1:1@attacker.example')).toMatch(/^Host "127\.0\.0\.1:1@attacker/);
+    expect(get('127.0.0.1:1', 2)).toMatch(/^2 Host headers refused/);
+    const post = (origin: string) =>
+      hostRefusal({}, { method: 'POST', host: 'LocalHost:1', origin });
+    expect(post('http://localhost:1')).toBeUndefined();
+    expect(post('HTTPS://LOCALHOST:1')).toBeUndefined();
+    for (const origin of [
+      'http://user@localhost:1',
+      'http://localhost:1/',
+      'http://localhost:1?',
+      'ftp://localhost:1',
+      'http://localhost:2',
+      'null',
+    ])
+      expect({ origin, refused: post(origin) !== undefined }).toEqual({ origin, refused: true });
+    // the public URL's host, as app.ts reads it
+    const rule = { publicHost: hostName(new URL('https://Rotscope.Example.org/x').host) };
+    expect(
+      hostRefusal(rule, { method: 'GET', host: 'rotscope.example.org', origin: undefined }),
+    ).toBeUndefined();
   });
   it('knows which names are loopback by themselves', () => {
     for (const name of ['localhost', 'a.b.localhost', '127.0.0.1', '127.255.0.9', '::1'])
