@@ -51,3 +51,9 @@ if (want('console')) {
   const { benchConsole } = await import('./console.ts');
   console.log(JSON.stringify({ bench: 'console', ...(await benchConsole()) }));
 }
+if (want('shared-conversations')) {
+  const { benchSharedConversations } = await import('./shared-conversations.ts');
+  console.log(
+    JSON.stringify({ bench: 'shared-conversations', ...(await benchSharedConversations()) }),
+  );
+}
