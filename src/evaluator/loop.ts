@@ -19,7 +19,11 @@ import {
   type PendingSave,
 } from '../store/conversations.ts';
 import { prefetchTimelinePages } from '../store/timeline.ts';
-import { describeError, isDatabaseUnavailable } from '../store/connection-errors.ts';
+import {
+  describeError,
+  isDatabaseUnavailable,
+  isRetryableConflict,
+} from '../store/connection-errors.ts';
 import type { Store } from '../store/db.ts';
 import { createEventLog } from '../log/event-log.ts';
 import {
@@ -195,6 +199,9 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
       return results.length > 0 ? { status: 'evaluated', results, more } : { status: 'none' };
     } catch (error) {
       if (!current || isDatabaseUnavailable(error)) throw error;
+      // Lost a race with another transaction (a deadlock, a serialization failure): nothing is
+      // wrong with the conversation; it stays dirty and is claimed again, with no backoff.
+      if (isRetryableConflict(error)) return { status: 'failed' };
       // The transaction rolled back; put this conversation in backoff so others go first.
       const claimedKey = {
         workspaceId: current.workspaceId,
