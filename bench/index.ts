@@ -47,6 +47,10 @@ if (want('gzip32')) {
   const { benchGzip32 } = await import('./soak.ts');
   for (const run of await benchGzip32()) console.log(JSON.stringify({ bench: 'gzip32', ...run }));
 }
+if (want('big-batch')) {
+  const { benchBigBatch } = await import('./big-batch.ts');
+  await benchBigBatch((run) => console.log(JSON.stringify({ bench: 'big-batch', ...run })));
+}
 if (want('console')) {
   const { benchConsole } = await import('./console.ts');
   console.log(JSON.stringify({ bench: 'console', ...(await benchConsole()) }));

@@ -21,7 +21,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { invalidTokenCount } from '../ingest/tokens.ts';
-import { decodeLogs, decodeTraces, type Encoding } from '../otlp/decode.ts';
+import { decodeLogs, decodeTracesSliced, type Encoding } from '../otlp/decode.ts';
 import {
   CONTENT_TYPES,
   RPC_CODES,
@@ -29,6 +29,7 @@ import {
   statusBody,
   type Signal,
 } from '../otlp/responses.ts';
+import { Slices } from '../model/slices.ts';
 import type { Attributes, LogRecord, Rejection, Span } from '../model/telemetry.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { isDataError, isDatabaseUnavailable, isRetryableConflict } from './errors.ts';
@@ -341,13 +342,15 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
 
     rate.charge(request.workspaceId || 'default', body.length);
     if (gone?.aborted) return abandoned(request, reply);
-    const decoded = signal === 'traces' ? decodeTraces(body, encoding) : decodeLogs(body, encoding);
+    // a large batch is read in slices that give the event loop back (../model/slices.ts)
+    const decoded =
+      signal === 'traces' ? await decodeTracesSliced(body, encoding) : decodeLogs(body, encoding);
     if (!decoded.ok) {
       return refuse(request, reply, 'undecodable', 400, INVALID_ARGUMENT, decoded.reason);
     }
     const { items: decodedItems, rejected } = decoded.value;
     // Token counts that cannot be stored exactly refuse their span, not the batch.
-    const items = storableCounts<Span | LogRecord>(decodedItems, rejected);
+    const items = await storableCounts<Span | LogRecord>(decodedItems, rejected);
     metrics.received.inc({ signal: metricSignal }, items.length + rejected.length);
     metrics.batchSize.observe({ signal: metricSignal }, items.length + rejected.length);
     for (const rejection of rejected)
@@ -414,16 +417,23 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
   });
 }
 
-/** The items whose token counts can be stored; the others are added to `rejected`. */
-function storableCounts<T extends { attributes: Attributes }>(
+/**
+ * The items whose token counts can be stored; the others are added to `rejected`. In slices,
+ * as the decoding before it.
+ */
+async function storableCounts<T extends { attributes: Attributes }>(
   items: readonly T[],
   rejected: Rejection[],
-): T[] {
-  return items.filter((item) => {
+): Promise<T[]> {
+  const storable: T[] = [];
+  const slices = new Slices();
+  for (const item of items) {
     const problem = invalidTokenCount(item.attributes);
     if (problem !== null) rejected.push({ reason: 'invalid_attribute', detail: problem });
-    return problem === null;
-  });
+    else storable.push(item);
+    if (slices.spent()) await slices.next();
+  }
+  return storable;
 }
 
 const OVER_BUDGET = 'ROTSCOPE_OVER_BUDGET';

@@ -4,7 +4,7 @@
  * README.md for the module map.
  */
 export type { NormalizeContext } from './types.ts';
-export { normalizeSpans, type SpanBatch } from './spans.ts';
+export { normalizeSpans, normalizeSpansSliced, type SpanBatch } from './spans.ts';
 export { normalizeLogs, type LogBatch } from './claude-code-logs.ts';
 export { callContentFromLogs } from './content-logs.ts';
 export { eventNameOf } from './events.ts';

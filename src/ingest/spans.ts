@@ -14,6 +14,7 @@ import type {
   ToolResult,
 } from '../model/calls.ts';
 import type { Attributes, Span } from '../model/telemetry.ts';
+import { runSliced, runWhole, Slices } from '../model/slices.ts';
 import { bool, cmpNs, firstNum, firstStr, json, num, resultAttrSize, str } from './attrs.ts';
 import {
   compaction,
@@ -193,13 +194,30 @@ class Grouping {
  * no GenAI interest are counted in `dropped`.
  */
 export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): SpanBatch {
+  return runWhole(normalizeSteps(spans, ctx));
+}
+
+/**
+ * As normalizeSpans, giving the event loop a turn whenever a slice is spent (../model/slices.ts):
+ * one large batch does not hold up every other request.
+ */
+export function normalizeSpansSliced(
+  spans: readonly Span[],
+  ctx: NormalizeContext,
+  slices = new Slices(),
+): Promise<SpanBatch> {
+  return runSliced(normalizeSteps(spans, ctx), slices);
+}
+
+function* normalizeSteps(spans: readonly Span[], ctx: NormalizeContext): Steps<SpanBatch> {
   // Codex's spans follow their own rules (./codex.ts)
-  if (!spans.some((s) => isCodexResource(s.resource))) return normalizeOtherSpans(spans, ctx);
+  if (!spans.some((s) => isCodexResource(s.resource)))
+    return yield* normalizeOtherSpans(spans, ctx);
   const codex = normalizeCodexSpans(
     spans.filter((s) => isCodexResource(s.resource)),
     ctx,
   );
-  const rest = normalizeOtherSpans(
+  const rest = yield* normalizeOtherSpans(
     spans.filter((s) => !isCodexResource(s.resource)),
     ctx,
   );
@@ -216,7 +234,10 @@ export function normalizeSpans(spans: readonly Span[], ctx: NormalizeContext): S
   };
 }
 
-function normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): SpanBatch {
+type Steps<T> = Generator<void, T>;
+
+/** Pauses after each span (../model/slices.ts). */
+function* normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): Steps<SpanBatch> {
   const nodes: Node[] = [];
   const byId = new Map<string, Node>();
   for (const span of spans) {
@@ -232,6 +253,7 @@ function normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): Spa
     };
     nodes.push(n);
     byId.set(span.spanId, n);
+    yield;
   }
   resolveAggregates(nodes, byId);
   const grouping = new Grouping(byId, nodes);
@@ -253,6 +275,7 @@ function normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): Spa
       span.name === SESSION_SPAN_NAME ||
       hasGenAiKey(attrs) ||
       (span.events.length > 0 && span.events.some((e) => isCompactionEventName(e.name)));
+    yield;
     if (!interesting) {
       dropped++;
       continue;

@@ -19,7 +19,7 @@ import type {
   SpanLink,
 } from '../model/telemetry.ts';
 import { ExportLogsServiceRequest } from './proto.ts';
-import { decodeTraceWire } from './trace-wire.ts';
+import { decodeTraceWire, decodeTraceWireSliced } from './trace-wire.ts';
 import {
   anyValueToJson,
   checkSpanId,
@@ -318,6 +318,20 @@ export function decodeTraces(body: Uint8Array | string, encoding: Encoding): Dec
   return request
     ? walkTraces(request)
     : { ok: false, reason: 'the request body must be a JSON object' };
+}
+
+/**
+ * As decodeTraces, giving the event loop a turn whenever a slice is spent while a protobuf body
+ * is read (../model/slices.ts): one large batch does not hold up every other request. A JSON
+ * body is read in one piece.
+ */
+export function decodeTracesSliced(
+  body: Uint8Array,
+  encoding: Encoding,
+): Promise<DecodeResult<Span>> {
+  return encoding === 'protobuf'
+    ? decodeTraceWireSliced(body)
+    : Promise.resolve(decodeTraces(body, encoding));
 }
 
 /** Decodes an ExportLogsServiceRequest body. */

@@ -30,6 +30,7 @@ import {
   type SpanEvent,
   type SpanLink,
 } from '../model/telemetry.ts';
+import { runSliced, runWhole, Slices } from '../model/slices.ts';
 import { cleanString, spanRejection, type DecodeResult } from './values.ts';
 
 /** As in values.ts: AnyValues nested deeper become null. */
@@ -565,8 +566,11 @@ function span(r: Cursor, end: number, out: Decoded<Span>, n: number): void {
   out.items.push(item);
 }
 
-/** ScopeSpans, or the deprecated InstrumentationLibrarySpans (same field numbers). */
-function scopeSpans(r: Cursor, end: number, out: Decoded<Span>, n: number): void {
+/**
+ * ScopeSpans, or the deprecated InstrumentationLibrarySpans (same field numbers). Pauses
+ * after each span (../model/slices.ts).
+ */
+function* scopeSpans(r: Cursor, end: number, out: Decoded<Span>, n: number): Steps {
   const first = out.items.length;
   let found: InstrumentationScope | undefined;
   while (r.pos < end) {
@@ -577,6 +581,7 @@ function scopeSpans(r: Cursor, end: number, out: Decoded<Span>, n: number): void
         break;
       case 2:
         span(r, lengthEnd(r, end), out, n + 1);
+        yield;
         break;
       case 3:
         skip(r, varint32(r, end), end); // schema_url
@@ -611,7 +616,7 @@ function resource(r: Cursor, end: number, n: number): Attributes {
  * ResourceSpans: its `instrumentation_library_spans` (field 1000) count only when it has no
  * `scope_spans`, wherever either appears, as walkTraces reads them.
  */
-function resourceSpans(r: Cursor, end: number, out: Decoded<Span>, n: number): void {
+function* resourceSpans(r: Cursor, end: number, out: Decoded<Span>, n: number): Steps {
   const first = out.items.length;
   let found: Attributes | undefined;
   let hasScopeSpans = false;
@@ -624,11 +629,11 @@ function resourceSpans(r: Cursor, end: number, out: Decoded<Span>, n: number): v
         break;
       case 2:
         hasScopeSpans = true;
-        scopeSpans(r, lengthEnd(r, end), out, n + 1);
+        yield* scopeSpans(r, lengthEnd(r, end), out, n + 1);
         break;
       case 1000:
         legacy ??= { items: [], rejected: [] };
-        scopeSpans(r, lengthEnd(r, end), legacy, n + 1);
+        yield* scopeSpans(r, lengthEnd(r, end), legacy, n + 1);
         break;
       case 3:
         skip(r, varint32(r, end), end); // schema_url
@@ -645,8 +650,42 @@ function resourceSpans(r: Cursor, end: number, out: Decoded<Span>, n: number): v
   for (let i = first; i < out.items.length; i++) out.items[i]!.resource = shared;
 }
 
+type Steps = Generator<void, void>;
+
 /** Decodes a protobuf ExportTraceServiceRequest body; never throws. */
 export function decodeTraceWire(body: Uint8Array): DecodeResult<Span> {
+  const request = readRequest(body);
+  try {
+    runWhole(request.steps);
+  } catch (error) {
+    return refused(error);
+  }
+  return { ok: true, value: request.out };
+}
+
+/**
+ * As decodeTraceWire, giving the event loop a turn whenever a slice is spent (a large batch
+ * does not hold every other request up while it is read).
+ */
+export async function decodeTraceWireSliced(
+  body: Uint8Array,
+  slices = new Slices(),
+): Promise<DecodeResult<Span>> {
+  const request = readRequest(body);
+  try {
+    await runSliced(request.steps, slices);
+  } catch (error) {
+    return refused(error);
+  }
+  return { ok: true, value: request.out };
+}
+
+function refused(error: unknown): DecodeResult<Span> {
+  return { ok: false, reason: `invalid protobuf: ${(error as Error).message}` };
+}
+
+/** The request's spans and rejections, filled in as `steps` run. */
+function readRequest(body: Uint8Array): { out: Decoded<Span>; steps: Steps } {
   const buf = Buffer.isBuffer(body)
     ? body
     : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
@@ -657,15 +696,14 @@ export function decodeTraceWire(body: Uint8Array): DecodeResult<Span> {
     parent: { start: 0, stop: 0, hex: '' },
   };
   const out: Decoded<Span> = { items: [], rejected: [] };
-  const end = buf.length;
-  try {
-    while (r.pos < end) {
-      const tag = varint32(r, end);
-      if (tag >>> 3 === 1) resourceSpans(r, lengthEnd(r, end), out, 1);
-      else skipField(r, tag & 7, 0, end);
-    }
-  } catch (error) {
-    return { ok: false, reason: `invalid protobuf: ${(error as Error).message}` };
+  return { out, steps: requestSteps(r, out) };
+}
+
+function* requestSteps(r: Cursor, out: Decoded<Span>): Steps {
+  const end = r.buf.length;
+  while (r.pos < end) {
+    const tag = varint32(r, end);
+    if (tag >>> 3 === 1) yield* resourceSpans(r, lengthEnd(r, end), out, 1);
+    else skipField(r, tag & 7, 0, end);
   }
-  return { ok: true, value: out };
 }

@@ -8,7 +8,7 @@ import { insertGuardDecisions } from '../store/guard-decisions.ts';
 import {
   callContentFromLogs,
   normalizeLogs,
-  normalizeSpans,
+  normalizeSpansSliced,
   type NormalizeContext,
 } from '../ingest/index.ts';
 import {
@@ -119,7 +119,8 @@ export class IngestPipeline {
     // The tool-result guard's spans are rows of their own (src/ingest/guard-spans.ts).
     const guard = spans.flatMap((span) => guardDecisionOf(workspaceId, span) ?? []);
     if (guard.length > 0) spans = spans.filter((span) => !isGuardSpan(span));
-    const batch = normalizeSpans(spans, await this.#context(workspaceId));
+    // in slices that give the event loop back: a large batch holds up no other request
+    const batch = await normalizeSpansSliced(spans, await this.#context(workspaceId));
     if (guard.length > 0)
       await this.#committer.submit({
         signal,
