@@ -290,8 +290,11 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     // One worker claims first (an idle poll costs one claim); when its batch is full, the
     // others join, claiming different conversations (SKIP LOCKED); one finding none stops.
     addWorker();
-    for (let waited = 0; waited < workers.length; waited = workers.length)
-      await Promise.all([...workers]);
+    // Workers join while others are awaited: wait until a round adds none.
+    for (let waited = 0; waited < workers.length;) {
+      waited = workers.length;
+      await Promise.all(workers.slice(0, waited));
+    }
     failedRuns = failure ? failedRuns + 1 : 0;
     if (failure && !failing) {
       // The database itself failed (claim or failure bookkeeping): log once until it recovers.
