@@ -22,8 +22,10 @@ import type { Db } from '../store/db.ts';
 import { enqueueDeliveries } from '../store/deliveries.ts';
 import { upsertFinding } from '../store/findings.ts';
 import { pageOfPrefetched, type PrefetchedPage, type TimelinePosition } from '../store/timeline.ts';
+import type { UnjudgedCalls } from '../store/window-notices.ts';
 import { feedPage, replayPages } from './replay.ts';
 import { initialState, readState, type EvaluatorState } from './state.ts';
+import { applyWindowOverrides } from './window-overrides.ts';
 
 /** Tuning of one evaluation; the defaults suit every deployment so far. */
 export interface EvaluateOptions {
@@ -82,6 +84,12 @@ export interface EvaluationResult {
   enabled: boolean;
   /** False when calls remain for another transaction. */
   settled: boolean;
+  /**
+   * Per model, the calls fed that carry token counts but have no window (no override, no
+   * agent report, no catalog row): `context_too_full` could not judge them. Their first
+   * evaluation opens the model's `window.unknown` notice (src/store/window-notices.ts).
+   */
+  unjudged: UnjudgedCalls[];
 }
 
 /** A finding an evaluation created, or raised to critical. */
@@ -189,6 +197,8 @@ export async function evaluateConversation(
       state: { v: 1, sinceCheckpoint, detectors: states } satisfies EvaluatorState,
     });
   };
+  /** Calls `context_too_full` cannot judge for lack of a window, by model. */
+  const unjudged = new Map<string, number>();
   const prefetched = options.prefetched;
   const replay = await replayPages(db, key, position, {
     pageSize,
@@ -200,6 +210,10 @@ export async function evaluateConversation(
     onPage: (page) => {
       if (history)
         for (const call of page.calls) history.set(`${call.traceId}:${call.spanId}`, call.endNs);
+      for (const call of page.calls) {
+        const model = windowlessModel(call, settings.windowOverrides);
+        if (model !== null) unjudged.set(model, (unjudged.get(model) ?? 0) + 1);
+      }
       const states = feedPage(state.detectors, page, settings, { detectors, findings, afterCall });
       state = { v: 1, sinceCheckpoint, detectors: states };
     },
@@ -220,6 +234,15 @@ export async function evaluateConversation(
     findingEvents: [],
     enabled: settings.enabled,
     settled,
+    // with the alert disabled nothing is reported, this neither
+    unjudged: settings.enabled
+      ? [...unjudged].map(([model, calls]) => ({
+          ...key,
+          model,
+          calls,
+          conversations: 1,
+        }))
+      : [],
   };
   if (settings.enabled) {
     // A fixed order of row locks: evaluators writing the same anchors cannot deadlock.
@@ -261,9 +284,21 @@ export async function evaluateConversation(
     }
   }
   await saveCheckpoints(db, key, checkpoints);
-  if (options.saveLater) options.saveLater({ claimed, result: { position, state, settled } });
-  else await saveEvaluation(db, claimed, { position, state, settled });
+  const save = { position, state, settled, unjudged: result.unjudged };
+  if (options.saveLater) options.saveLater({ claimed, result: save });
+  else await saveEvaluation(db, claimed, save);
   return result;
+}
+
+/**
+ * The model of a call `context_too_full` cannot judge for lack of a window under the current
+ * overrides (it carries token counts and names a model), else null.
+ */
+function windowlessModel(call: LlmCall, overrides: AlertSettings['windowOverrides']) {
+  const model = call.responseModel ?? call.requestModel;
+  if (model === null || call.contextTokens === null) return null;
+  if (call.contextWindow !== null && call.windowSource !== 'override') return null;
+  return applyWindowOverrides(call, overrides).contextWindow === null ? model : null;
 }
 
 /**

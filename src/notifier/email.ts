@@ -8,7 +8,13 @@ import net from 'node:net';
 import nodemailer from 'nodemailer';
 import type { EmailSettings } from './config.ts';
 import { errorMessage, resolveAllowed } from './outbound.ts';
-import { detectorTitle, headlineNumbers, splitSummary, type FindingPayload } from './payload.ts';
+import {
+  detectorTitle,
+  headlineNumbers,
+  splitSummary,
+  type ChannelPayload,
+  type WindowUnknownPayload,
+} from './payload.ts';
 import type { SendResult } from './policy.ts';
 import type { SendContext } from './webhook.ts';
 
@@ -32,7 +38,8 @@ function capitalize(text: string): string {
 }
 
 /** Formats a payload as an email: subject, plain text and HTML. */
-export function formatEmail(payload: FindingPayload): EmailMessage {
+export function formatEmail(payload: ChannelPayload): EmailMessage {
+  if (payload.type === 'window.unknown') return formatWindowUnknown(payload);
   const finding = payload.data;
   const title = detectorTitle(finding.detector);
   const severity = capitalize(finding.severity);
@@ -54,20 +61,57 @@ export function formatEmail(payload: FindingPayload): EmailMessage {
     ['Trace', finding.traceId],
     ['Found at', finding.createdAt],
   ];
+  return messageOf(subject, `${prefix}${severity}: ${title}`, happened, advice, rows, {
+    url: finding.url,
+    label: 'Open in rotscope',
+  });
+}
+
+/** A window notice: the model, the calls not judged, the setting, and a link to Coverage. */
+function formatWindowUnknown(payload: WindowUnknownPayload): EmailMessage {
+  const notice = payload.data;
+  const title = `No window known for ${notice.model}`;
+  const { happened, advice } = splitSummary(notice.summary);
+  const rows: Array<[string, string]> = [
+    ['Model', notice.model],
+    ['Calls not judged', notice.calls.toLocaleString('en-US')],
+    ['Workspace', notice.workspaceName],
+    ['Conversation', notice.conversationId],
+    ['Noticed at', notice.createdAt],
+  ];
+  return messageOf(
+    `[rotscope] ${title.length > 160 ? `${title.slice(0, 159)}…` : title}`,
+    title,
+    happened,
+    advice,
+    rows,
+    { url: notice.url, label: 'Open Coverage in rotscope' },
+  );
+}
+
+/** The subject, text and HTML of a message: a heading, what happened, the advice, a table, a link. */
+function messageOf(
+  subject: string,
+  heading: string,
+  happened: string,
+  advice: string | null,
+  rows: ReadonlyArray<[string, string]>,
+  link: { url: string; label: string },
+): EmailMessage {
   const text = [
-    `${prefix}${severity}: ${title}`,
+    heading,
     '',
     happened,
     ...(advice === null ? [] : [`What to do: ${advice}`]),
     '',
     ...rows.map(([label, value]) => `${label}: ${value}`),
     '',
-    `Open in rotscope: ${finding.url}`,
+    `${link.label}: ${link.url}`,
     '',
   ].join('\n');
   const html = [
     '<!doctype html><html><body style="font-family:sans-serif">',
-    `<h2>${escapeHtml(`${prefix}${severity}: ${title}`)}</h2>`,
+    `<h2>${escapeHtml(heading)}</h2>`,
     `<p>${escapeHtml(happened)}</p>`,
     ...(advice === null ? [] : [`<p><strong>What to do:</strong> ${escapeHtml(advice)}</p>`]),
     '<table cellpadding="4">',
@@ -76,10 +120,10 @@ export function formatEmail(payload: FindingPayload): EmailMessage {
         `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`,
     ),
     '</table>',
-    `<p><a href="${escapeHtml(finding.url)}">Open in rotscope</a></p>`,
+    `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a></p>`,
     '</body></html>',
   ].join('\n');
-  return { subject, text, html };
+  return { subject: subject.replace(/[\r\n]+/g, ' '), text, html };
 }
 
 /** Maps a nodemailer error to a send result: SMTP 4xx and connection trouble retry, 5xx do not. */
@@ -107,7 +151,7 @@ export function classifySmtpError(error: unknown): SendResult {
 /** Sends one email. Never throws for expected failures. */
 export async function sendEmail(
   settings: EmailSettings,
-  payload: FindingPayload,
+  payload: ChannelPayload,
   context: SendContext,
 ): Promise<SendResult> {
   const resolved = await resolveAllowed(settings.host, context.allowPrivate, context.resolve);

@@ -28,7 +28,14 @@ import {
 import { fromStored, type ChannelSettings, type ChannelType } from './config.ts';
 import { sendEmail } from './email.ts';
 import { errorMessage } from './outbound.ts';
-import { buildPayload, loadFinding, testPayload, type FindingPayload } from './payload.ts';
+import {
+  buildPayload,
+  buildWindowUnknownPayload,
+  loadFinding,
+  loadWindowNotice,
+  testPayload,
+  type ChannelPayload,
+} from './payload.ts';
 import { backoffMs, DEFAULT_BACKOFF, type BackoffOptions, type SendResult } from './policy.ts';
 import { sendSlack } from './slack.ts';
 import { sendWebhook, type SendContext } from './webhook.ts';
@@ -95,7 +102,7 @@ export interface Notifier {
 /** Dispatches to the channel's sender. */
 export function sendToChannel(
   settings: ChannelSettings,
-  payload: FindingPayload,
+  payload: ChannelPayload,
   messageId: string,
   context: SendContext,
 ): Promise<SendResult> {
@@ -116,7 +123,7 @@ export function sendToChannel(
  */
 export async function sendWithTimeout(
   settings: ChannelSettings,
-  payload: FindingPayload,
+  payload: ChannelPayload,
   messageId: string,
   options: { timeoutMs: number; allowPrivate: boolean; controller?: AbortController },
 ): Promise<SendResult> {
@@ -244,7 +251,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
   async function prepare(
     claim: ClaimedDelivery,
   ): Promise<
-    | { ok: true; settings: ChannelSettings; payload: FindingPayload }
+    | { ok: true; settings: ChannelSettings; payload: ChannelPayload }
     | { ok: false; error: string; retry?: true }
   > {
     let channel;
@@ -264,6 +271,16 @@ export function startNotifier(options: NotifierOptions): Notifier {
     if (!channel) return { ok: false, error: 'channel not found' };
     const settings = fromStored(channel.type, channel);
     if (!settings.ok) return settings;
+    if (claim.noticeId !== null) {
+      const noticed = await loadWindowNotice(db, claim.workspaceId, claim.noticeId);
+      if (!noticed) return { ok: false, error: 'window notice not found' };
+      return {
+        ok: true,
+        settings: settings.value,
+        payload: buildWindowUnknownPayload(noticed.notice, noticed.workspaceName, config),
+      };
+    }
+    if (claim.findingId === null) return { ok: false, error: 'finding not found' };
     const loaded = await loadFinding(db, claim.workspaceId, claim.findingId);
     if (!loaded) return { ok: false, error: 'finding not found' };
     const type = claim.event === 'escalated' ? 'finding.escalated' : 'finding.created';
@@ -337,7 +354,8 @@ export function startNotifier(options: NotifierOptions): Notifier {
     const fields = {
       deliveryId: claim.id,
       channelId: claim.channelId,
-      findingId: claim.findingId,
+      ...(claim.findingId !== null ? { findingId: claim.findingId } : {}),
+      ...(claim.noticeId !== null ? { noticeId: claim.noticeId } : {}),
       attempt: claim.attempt,
       ...(result.code !== undefined ? { code: result.code } : {}),
       ...(error !== undefined ? { error } : {}),

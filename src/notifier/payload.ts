@@ -1,19 +1,26 @@
 /**
  * What every channel announces: the finding JSON of DESIGN §8, a link to it in the console
- * and the workspace. Webhooks send it as is (a Standard Webhooks envelope); Slack and email
- * format it for people.
+ * and the workspace; or a window notice (`window.unknown`: a model whose calls no source gives a
+ * window, once per model, src/store/window-notices.ts). Webhooks send it as is (a Standard
+ * Webhooks envelope); Slack and email format it for people.
  *
  * ```json
  * { "type": "finding.created", "timestamp": "2026-01-01T00:00:00.000Z",
  *   "data": { "id": "42", "detector": "context_too_full", "severity": "warning", ...,
  *             "url": "http://127.0.0.1:4318/#/findings/42", "workspaceName": "default" } }
+ * { "type": "window.unknown", "timestamp": "2026-01-01T00:00:00.000Z",
+ *   "data": { "id": "7", "workspace": "default", "model": "claude-x", "calls": 12,
+ *             "conversations": 1, "conversationId": "...", "createdAt": "...", "summary": "...",
+ *             "url": "http://127.0.0.1:4318/#/coverage", "workspaceName": "default" } }
  * ```
  */
 import type { Config } from '../config.ts';
-import { ADVICE_MARK } from '../detectors/advice.ts';
+import { ADVICE_MARK, summaryWithAdvice } from '../detectors/advice.ts';
 import type { Finding } from '../model/findings.ts';
+import { windowOverrideSetting, windowUnknownText } from '../model/window-unknown.ts';
 import type { Db } from '../store/db.ts';
 import { getFinding } from '../store/findings.ts';
+import { getWindowNotice, type WindowNotice } from '../store/window-notices.ts';
 
 /** `finding.created` and `finding.escalated` for outbox events; `test` for test messages. */
 export type PayloadType = 'finding.created' | 'finding.escalated' | 'test';
@@ -28,6 +35,26 @@ export interface FindingPayload {
     workspaceName: string;
   };
 }
+
+/**
+ * `window.unknown`: the calls of a model no source gives a window are not judged for context
+ * too full; sent once per model and workspace until a window override gives it one.
+ */
+export interface WindowUnknownPayload {
+  type: 'window.unknown';
+  /** When the notice was raised (ISO 8601). */
+  timestamp: string;
+  data: WindowNotice & {
+    /** What happened and the setting that fixes it (`What to do: ...`). */
+    summary: string;
+    /** The console's Coverage page, which lists the models without a window. */
+    url: string;
+    workspaceName: string;
+  };
+}
+
+/** What a channel sends: a finding event (or a test message), or a window notice. */
+export type ChannelPayload = FindingPayload | WindowUnknownPayload;
 
 /** The console's base URL: `publicUrl`, else `http://HOST:PORT`, without a trailing slash. */
 export function consoleBaseUrl(config: Pick<Config, 'publicUrl' | 'host' | 'port'>): string {
@@ -58,6 +85,38 @@ export function buildPayload(
     data: { ...finding, url: findingUrl(config, finding.id), workspaceName },
   };
 }
+
+/** The payload of a window notice. */
+export function buildWindowUnknownPayload(
+  notice: WindowNotice,
+  workspaceName: string,
+  config: Pick<Config, 'publicUrl' | 'host' | 'port'>,
+): WindowUnknownPayload {
+  const happened = windowUnknownText(notice.model, notice.calls);
+  const advice = windowOverrideSetting(notice.model);
+  return {
+    type: 'window.unknown',
+    timestamp: notice.createdAt,
+    data: {
+      ...notice,
+      summary: summaryWithAdvice(capitalize(happened), capitalize(advice)),
+      url: `${consoleBaseUrl(config)}/#/coverage`,
+      workspaceName,
+    },
+  };
+}
+
+/** A window notice of a workspace, with the workspace's name; undefined when it does not exist. */
+export async function loadWindowNotice(
+  db: Db,
+  workspaceId: string,
+  noticeId: string,
+): Promise<{ notice: WindowNotice; workspaceName: string } | undefined> {
+  const notice = await getWindowNotice(db, workspaceId, noticeId);
+  return notice && { notice, workspaceName: notice.workspace };
+}
+
+const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /**
  * Loads a finding of a workspace as §8 JSON (the store's query and row mapper, the same the

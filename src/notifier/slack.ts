@@ -8,7 +8,13 @@
  */
 import type { SlackSettings } from './config.ts';
 import { postJson } from './outbound.ts';
-import { detectorTitle, headlineNumbers, splitSummary, type FindingPayload } from './payload.ts';
+import {
+  detectorTitle,
+  headlineNumbers,
+  splitSummary,
+  type ChannelPayload,
+  type WindowUnknownPayload,
+} from './payload.ts';
 import { classifyHttp, type SendResult } from './policy.ts';
 import type { SendContext } from './webhook.ts';
 
@@ -61,7 +67,8 @@ function summaryMrkdwn(summary: string): string {
 }
 
 /** Formats a payload as a Block Kit message (limits: 3000 chars per section, 10 fields). */
-export function formatSlack(payload: FindingPayload): SlackMessage {
+export function formatSlack(payload: ChannelPayload): SlackMessage {
+  if (payload.type === 'window.unknown') return formatWindowUnknown(payload);
   const finding = payload.data;
   const title = detectorTitle(finding.detector);
   const severity = capitalize(finding.severity);
@@ -120,10 +127,64 @@ export function formatSlack(payload: FindingPayload): SlackMessage {
   };
 }
 
+/** A window notice: the model, the calls not judged, the setting, and a link to Coverage. */
+function formatWindowUnknown(payload: WindowUnknownPayload): SlackMessage {
+  const notice = payload.data;
+  const model = clip(notice.model, 200);
+  return {
+    text: clip(notice.summary, 3000),
+    blocks: [
+      {
+        type: 'section',
+        text: {
+          type: 'mrkdwn',
+          text: clip(
+            `:warning: *No window known for ${escapeMrkdwn(model)}*\n${summaryMrkdwn(notice.summary)}`,
+            3000,
+          ),
+        },
+      },
+      {
+        type: 'section',
+        fields: [
+          { type: 'mrkdwn', text: `*Model*\n${escapeMrkdwn(model)}` },
+          { type: 'mrkdwn', text: `*Calls not judged*\n${notice.calls.toLocaleString('en-US')}` },
+        ],
+      },
+      {
+        type: 'context',
+        elements: [
+          {
+            type: 'mrkdwn',
+            text: clip(
+              `Workspace *${escapeMrkdwn(notice.workspaceName)}* · conversation \`${escapeMrkdwn(
+                notice.conversationId,
+              )}\` · ${notice.createdAt}`,
+              3000,
+            ),
+          },
+        ],
+      },
+      {
+        type: 'actions',
+        elements: [
+          {
+            type: 'button',
+            text: { type: 'plain_text', text: 'Open Coverage', emoji: false },
+            url: clip(notice.url, 3000),
+            action_id: 'open_coverage',
+            style: 'primary',
+          },
+        ],
+      },
+    ],
+  };
+}
+
 /** Sends one Slack message. Never throws for expected failures. */
 export async function sendSlack(
   settings: SlackSettings,
-  payload: FindingPayload,
+  payload: ChannelPayload,
   context: SendContext,
 ): Promise<SendResult> {
   const outcome = await postJson(settings.webhookUrl, {

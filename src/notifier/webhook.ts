@@ -8,7 +8,7 @@
 import { createHmac } from 'node:crypto';
 import type { WebhookSettings } from './config.ts';
 import { postJson, type Resolver } from './outbound.ts';
-import type { FindingPayload } from './payload.ts';
+import type { ChannelPayload } from './payload.ts';
 import { classifyHttp, type SendResult } from './policy.ts';
 
 /** The signature header value for a message: `v1,<base64>`. */
@@ -31,7 +31,7 @@ export function signWebhook(
 /** The request a webhook delivery makes: signed headers (custom ones first) and the body. */
 export function formatWebhook(
   settings: WebhookSettings,
-  payload: FindingPayload,
+  payload: ChannelPayload,
   messageId: string,
   now: Date,
 ): { headers: Record<string, string>; body: string } {
@@ -62,7 +62,7 @@ export interface SendContext {
 /** Sends one webhook message. Never throws for expected failures. */
 export async function sendWebhook(
   settings: WebhookSettings,
-  payload: FindingPayload,
+  payload: ChannelPayload,
   messageId: string,
   context: SendContext,
 ): Promise<SendResult> {

@@ -7,6 +7,7 @@
  * src/detectors/registry.ts; the coding agents' own knobs are src/model/producer-advice.ts.
  */
 import { DETECTOR_NEEDS } from '../detectors/registry.ts';
+import { contextWindowFor, overrideWindow } from '../ingest/windows.ts';
 import {
   AGENT_NAMES,
   agentOf,
@@ -14,6 +15,13 @@ import {
   type CoverageDetector,
 } from '../model/producer-advice.ts';
 import { nsToIso } from '../model/telemetry.ts';
+import type { WindowOverride } from '../model/window-overrides.ts';
+import {
+  windowOverrideSetting,
+  windowUnknownAdvice,
+  windowUnknownText,
+} from '../model/window-unknown.ts';
+import { getAlertSettings } from '../store/alerts.ts';
 import {
   CLAUDE_CODE_VERSIONS,
   claudeCodeVersionStatus,
@@ -24,8 +32,10 @@ import {
   producerCounts,
   recentClaudeCodeVersions,
   recentModelWindows,
+  windowlessCalls,
   workspaceCounts,
   type ProducerCounts,
+  type WindowlessRow,
 } from '../store/coverage.ts';
 import type { Db } from '../store/db.ts';
 
@@ -86,6 +96,13 @@ export interface ClaudeCodeCoverage {
   warning: string | null;
 }
 
+/** A model whose calls carry token counts but get no window now: context_too_full skips them. */
+export interface WindowUnknownCoverage {
+  model: string;
+  /** Its calls not judged for lack of a window (all stored calls, not only recent ones). */
+  calls: number;
+}
+
 export interface Coverage {
   calls: number;
   conversations: number;
@@ -99,6 +116,11 @@ export interface Coverage {
   models: ModelWindowCoverage[];
   /** Models of recent calls without a window: not judged by `context_too_full`. */
   modelsWithoutWindow: string[];
+  /**
+   * The models whose calls (all stored ones) carry token counts but get no window under the
+   * current overrides, most calls first: what the `context_too_full` hint names first.
+   */
+  windowsUnknown: WindowUnknownCoverage[];
   claudeCode: ClaudeCodeCoverage;
 }
 
@@ -109,10 +131,80 @@ const RECENT_NS = BigInt(RECENT_CALLS_DAYS) * 86_400n * 1_000_000_000n;
 const detectorsOf = (covered: Record<CoverageDetector, number>) =>
   Object.keys(covered) as CoverageDetector[];
 
-/** One producer's counts as coverage: the detectors blind to it and the hints for those it misses. */
-function producerCoverage({ producer, calls, covered }: ProducerCounts): ProducerCoverage {
+/**
+ * Per producer and model, the calls with token counts that get no window under the current
+ * overrides (a stored window from an override that no longer applies is worked out again with
+ * ingest's rule), and the calls stored without one that an override now gives one: the evaluator
+ * applies the overrides as it reads calls (src/evaluator/window-overrides.ts), so these are judged.
+ */
+function windowsNow(rows: readonly WindowlessRow[], overrides: readonly WindowOverride[]) {
+  /** Calls stored without a window that an override now covers, by producer. */
+  const gained = new Map<string, number>();
+  /** Calls stored with an override's window that now have none, by producer. */
+  const lost = new Map<string, number>();
+  /** Calls not judged for lack of a window now, by producer and model. */
+  const unknown = new Map<string, Map<string, number>>();
+  const add = (map: Map<string, number>, key: string, n: number) =>
+    map.set(key, (map.get(key) ?? 0) + n);
+  for (const row of rows) {
+    const window =
+      row.model === null
+        ? null
+        : row.overridden
+          ? contextWindowFor(row.model, null, overrides).window
+          : overrideWindow(row.model, overrides);
+    if (window !== null) {
+      if (!row.overridden) add(gained, row.producer, row.calls);
+      continue;
+    }
+    if (row.overridden) add(lost, row.producer, row.calls);
+    if (row.model === null) continue;
+    const models = unknown.get(row.producer) ?? new Map<string, number>();
+    add(models, row.model, row.calls);
+    unknown.set(row.producer, models);
+  }
+  return { gained, lost, unknown };
+}
+
+/** The models, most calls first (then by name). */
+function byCalls(models: Map<string, number>): WindowUnknownCoverage[] {
+  return [...models]
+    .map(([model, calls]) => ({ model, calls }))
+    .sort((a, b) => b.calls - a.calls || a.model.localeCompare(b.model));
+}
+
+/**
+ * "no window known for claude-x: 12 calls not judged for context too full; set a window
+ * override: ..." (src/model/window-unknown.ts), each model named, the setting once.
+ */
+export function windowUnknownHint(models: readonly WindowUnknownCoverage[]): string {
+  const [first, ...rest] = models;
+  if (first === undefined) return '';
+  if (rest.length === 0) return windowUnknownAdvice(first.model, first.calls);
+  return `${models.map((m) => windowUnknownText(m.model, m.calls)).join('; ')}; ${windowOverrideSetting(first.model)}`;
+}
+
+/**
+ * One producer's counts as coverage: the detectors blind to it and the hints for those it misses.
+ * `unknown`: its models without a window; `context_too_full`'s hint names them and the setting
+ * first, and gives the producer's own advice only for calls that lack something else (token
+ * counts, a model): never "turn on telemetry" to an agent whose telemetry is on.
+ */
+function producerCoverage(
+  { producer, calls, covered }: ProducerCounts,
+  unknown: readonly WindowUnknownCoverage[],
+): ProducerCoverage {
   const detectors = detectorsOf(covered);
   const agent = agentOf(producer);
+  const hintFor = (d: CoverageDetector) => {
+    const own = coverageHint(producer, d) ?? DETECTOR_NEEDS[d].hint;
+    if (d !== 'context_too_full' || unknown.length === 0) return own;
+    const windowless = unknown.reduce((n, m) => n + m.calls, 0);
+    const other = calls - covered[d] - windowless;
+    return other > 0
+      ? `${windowUnknownHint(unknown)}. Other calls: ${own}`
+      : windowUnknownHint(unknown);
+  };
   return {
     producer,
     agent: agent ? AGENT_NAMES[agent] : null,
@@ -120,9 +212,7 @@ function producerCoverage({ producer, calls, covered }: ProducerCounts): Produce
     covered,
     blind: detectors.filter((d) => covered[d] === 0),
     hints: Object.fromEntries(
-      detectors
-        .filter((d) => covered[d] < calls)
-        .map((d) => [d, coverageHint(producer, d) ?? DETECTOR_NEEDS[d].hint]),
+      detectors.filter((d) => covered[d] < calls).map((d) => [d, hintFor(d)]),
     ),
   };
 }
@@ -130,33 +220,88 @@ function producerCoverage({ producer, calls, covered }: ProducerCounts): Produce
 /**
  * The hint for a detector over the whole workspace: when every producer whose calls it misses is
  * a coding agent with its own knob (a Claude Code only workspace), those agents' words; else the
- * generic one, which names the attributes an SDK or library sends.
+ * generic one, which names the attributes an SDK or library sends. For `context_too_full`, the
+ * models without a window and the setting come first, and the producers' advice only for the
+ * calls that lack something else.
  */
-function workspaceHint(producers: ProducerCoverage[], detector: CoverageDetector): string {
-  const missing = producers.filter((p) => p.covered[detector] < p.calls);
+function workspaceHint(
+  producers: ProducerCoverage[],
+  detector: CoverageDetector,
+  unknown: ReadonlyMap<string, readonly WindowUnknownCoverage[]> = new Map(),
+): string {
+  const windowless = (p: ProducerCoverage) =>
+    detector === 'context_too_full'
+      ? (unknown.get(p.producer) ?? []).reduce((n, m) => n + m.calls, 0)
+      : 0;
+  const missing = producers.filter((p) => p.covered[detector] + windowless(p) < p.calls);
+  const models = detector === 'context_too_full' ? mergedModels(unknown) : [];
   const own = new Map<string, string>();
+  let generic = false;
   for (const producer of missing) {
     const hint = coverageHint(producer.producer, detector);
-    if (hint === undefined) return DETECTOR_NEEDS[detector].hint;
-    own.set(producer.agent ?? producer.producer, hint);
+    if (hint === undefined) generic = true;
+    else own.set(producer.agent ?? producer.producer, hint);
   }
-  if (own.size === 0) return DETECTOR_NEEDS[detector].hint;
-  if (own.size === 1) return [...own.values()][0]!;
-  return [...own].map(([agent, hint]) => `${agent}: ${hint}`).join(' ');
+  const advice =
+    generic || (own.size === 0 && models.length === 0)
+      ? DETECTOR_NEEDS[detector].hint
+      : own.size === 1
+        ? [...own.values()][0]!
+        : [...own].map(([agent, hint]) => `${agent}: ${hint}`).join(' ');
+  if (models.length === 0) return advice;
+  return missing.length === 0
+    ? windowUnknownHint(models)
+    : `${windowUnknownHint(models)}. Other calls: ${advice}`;
 }
 
-/** The coverage of a workspace's calls. */
+/** The models without a window over every producer, most calls first. */
+function mergedModels(
+  unknown: ReadonlyMap<string, readonly WindowUnknownCoverage[]>,
+): WindowUnknownCoverage[] {
+  const calls = new Map<string, number>();
+  for (const models of unknown.values())
+    for (const m of models) calls.set(m.model, (calls.get(m.model) ?? 0) + m.calls);
+  return byCalls(calls);
+}
+
+/**
+ * The coverage of a workspace's calls, under its current window overrides (the evaluator
+ * applies them as it reads the calls, so a call stored without a window that an override now
+ * covers is judged, and the model lists show the override).
+ */
 export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage> {
+  const { windowOverrides } = await getAlertSettings(db, workspaceId);
   const counts = await workspaceCounts(db, workspaceId);
-  const producers = (await producerCounts(db, workspaceId)).map(producerCoverage);
+  const now = windowsNow(await windowlessCalls(db, workspaceId), windowOverrides);
+  const judged = (producer: string) =>
+    (now.gained.get(producer) ?? 0) - (now.lost.get(producer) ?? 0);
+  const unknown = new Map(
+    [...now.unknown].map(([producer, models]) => [producer, byCalls(models)]),
+  );
+  const producerRows = (await producerCounts(db, workspaceId)).map((row) => ({
+    ...row,
+    covered: {
+      ...row.covered,
+      context_too_full: row.covered.context_too_full + judged(row.producer),
+    },
+  }));
+  const covered = {
+    ...counts.covered,
+    context_too_full:
+      counts.covered.context_too_full +
+      producerRows.reduce((n, row) => n + judged(row.producer), 0),
+  };
+  const producers = producerRows.map((row) =>
+    producerCoverage(row, unknown.get(row.producer) ?? []),
+  );
   const detectors = Object.fromEntries(
-    detectorsOf(counts.covered).map((d) => [
+    detectorsOf(covered).map((d) => [
       d,
       {
-        covered: counts.covered[d],
-        share: counts.calls === 0 ? 0 : counts.covered[d] / counts.calls,
+        covered: covered[d],
+        share: counts.calls === 0 ? 0 : covered[d] / counts.calls,
         needs: DETECTOR_NEEDS[d].needs,
-        hint: workspaceHint(producers, d),
+        hint: workspaceHint(producers, d, unknown),
       },
     ]),
   ) as Record<CoverageDetector, DetectorCoverage>;
@@ -166,7 +311,8 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
     compactions: counts.compactions,
     detectors,
     producers,
-    ...(await recentCoverage(db, workspaceId, counts.newestNs)),
+    ...(await recentCoverage(db, workspaceId, counts.newestNs, windowOverrides)),
+    windowsUnknown: mergedModels(unknown),
   };
 }
 
@@ -175,14 +321,15 @@ async function recentCoverage(
   db: Db,
   workspaceId: string,
   newestNs: string | null,
+  overrides: readonly WindowOverride[],
 ): Promise<Pick<Coverage, 'recentSince' | 'models' | 'modelsWithoutWindow' | 'claudeCode'>> {
   const since = newestNs === null ? null : (BigInt(newestNs) - RECENT_NS).toString();
   const modelRows = since === null ? [] : await recentModelWindows(db, workspaceId, since);
   const versionRows = since === null ? [] : await recentClaudeCodeVersions(db, workspaceId, since);
-  const models: ModelWindowCoverage[] = modelRows.map(({ lastNs, ...r }) => ({
-    ...r,
-    lastCallAt: nsToIso(lastNs),
-  }));
+  const models = modelsUnderOverrides(
+    modelRows.map(({ lastNs, ...r }) => ({ ...r, lastCallAt: nsToIso(lastNs) })),
+    overrides,
+  );
   const versions: ClaudeCodeVersionCoverage[] = versionRows
     .map(({ lastNs, ...r }) => ({
       version: r.version,
@@ -198,6 +345,47 @@ async function recentCoverage(
     modelsWithoutWindow: modelsWithoutWindow(models),
     claudeCode: claudeCodeCoverage(versions),
   };
+}
+
+/**
+ * The model rows under the workspace's current window overrides (the evaluator applies them as it
+ * reads calls, src/evaluator/window-overrides.ts): a row an override matches now shows it; a row
+ * whose override was removed shows what the model id or the catalog gives (no agent version at
+ * this grain: a version-bound row does not apply). Rows that become alike are merged.
+ */
+export function modelsUnderOverrides(
+  models: readonly ModelWindowCoverage[],
+  overrides: readonly WindowOverride[],
+): ModelWindowCoverage[] {
+  const merged = new Map<string, ModelWindowCoverage>();
+  for (const row of models) {
+    let next = row;
+    if (
+      row.model !== null &&
+      (overrideWindow(row.model, overrides) !== null || row.windowSource === 'override')
+    ) {
+      const { window, source } = contextWindowFor(row.model, null, overrides);
+      next = { ...row, window, windowSource: source };
+    }
+    const key = JSON.stringify([next.model, next.window, next.windowSource]);
+    const known = merged.get(key);
+    merged.set(
+      key,
+      known === undefined
+        ? next
+        : {
+            ...known,
+            calls: known.calls + next.calls,
+            lastCallAt:
+              (known.lastCallAt ?? '') > (next.lastCallAt ?? '')
+                ? known.lastCallAt
+                : next.lastCallAt,
+          },
+    );
+  }
+  return [...merged.values()].sort(
+    (a, b) => (a.model ?? '').localeCompare(b.model ?? '') || b.calls - a.calls,
+  );
 }
 
 /** The models none of whose listed calls has a window. */

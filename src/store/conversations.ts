@@ -11,6 +11,7 @@ import { nowOf } from './clock-sql.ts';
 import type { Db } from './db.ts';
 import { PREPARED } from './prepared.ts';
 import type { TimelinePosition } from './timeline.ts';
+import { noteUnknownWindows, type UnjudgedCalls } from './window-notices.ts';
 import { latestProjects, type ConversationProject } from '../model/calls.ts';
 
 /** A conversation claimed for evaluation: its row lock is held until the transaction ends. */
@@ -296,12 +297,24 @@ export async function saveEvaluation(
 /** One evaluation's result to store on its claimed row (see saveEvaluation). */
 export interface PendingSave {
   claimed: Pick<ClaimedConversation, 'workspaceId' | 'conversationId' | 'lastIngestAt'>;
-  result: { position: TimelinePosition | null; state: unknown; settled: boolean };
+  result: {
+    position: TimelinePosition | null;
+    state: unknown;
+    settled: boolean;
+    /** Calls the evaluation could not judge for lack of a window: their models' notices. */
+    unjudged?: readonly UnjudgedCalls[];
+  };
 }
 
-/** `saveEvaluation` for several claimed rows in one statement (an evaluator's batch). */
+/**
+ * `saveEvaluation` for several claimed rows in one statement (an evaluator's batch). The
+ * batch's calls judged blind for lack of a window open their models' `window.unknown` notices
+ * in a second statement, only when there are some (src/store/window-notices.ts).
+ */
 export async function saveEvaluations(db: Db, saves: readonly PendingSave[]): Promise<void> {
   if (saves.length === 0) return;
+  const unjudged = saves.flatMap((save) => save.result.unjudged ?? []);
+  if (unjudged.length > 0) await noteUnknownWindows(db, unjudged);
   const column = <T>(pick: (save: PendingSave) => T) => saves.map(pick);
   await sql`
     UPDATE conversations c SET

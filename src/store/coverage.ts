@@ -142,6 +142,44 @@ export async function recentModelWindows(
   }));
 }
 
+/**
+ * Calls with token counts whose stored window may not be the one they are judged on now: those
+ * without a window, and those whose window came from an override (which may since have changed).
+ * By producer, model (response, else request) and whether a window is stored.
+ */
+export interface WindowlessRow {
+  producer: string;
+  model: string | null;
+  /** The call's stored window came from a workspace override. */
+  overridden: boolean;
+  calls: number;
+}
+
+/** The workspace's calls that carry token counts and no window, or an override's (all time). */
+export async function windowlessCalls(db: Db, workspaceId: string): Promise<WindowlessRow[]> {
+  const rows = await db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
+    .where('context_tokens', 'is not', null)
+    .where((eb) => eb.or([eb('context_window', 'is', null), eb('window_source', '=', 'override')]))
+    .select([
+      'producer',
+      sql<string | null>`COALESCE(response_model, request_model)`.as('model'),
+      sql<boolean>`context_window IS NOT NULL`.as('overridden'),
+      sql<string>`count(*)`.as('calls'),
+    ])
+    .groupBy([sql`1`, sql`2`, sql`3`])
+    .orderBy(sql`1`)
+    .orderBy(sql`2`)
+    .execute();
+  return rows.map((r) => ({
+    producer: r.producer,
+    model: r.model,
+    overridden: r.overridden,
+    calls: Number(r.calls),
+  }));
+}
+
 /** The Claude Code versions of the calls since `sinceNs`, most recently seen first. */
 export async function recentClaudeCodeVersions(
   db: Db,

@@ -1,7 +1,7 @@
 /**
  * The outbox. Deliveries are written in the same transaction as the finding they announce
  * (pass the transaction as `db`), one per channel attached to the workspace's alert whose
- * minimum severity the finding reaches. The notifier claims due rows
+ * minimum severity the finding reaches; a window notice's are src/store/window-notices.ts. The notifier claims due rows
  * ({@link claimDueDeliveries}), sends, and records each attempt ({@link finishAttempt});
  * the API lists them with their attempts ({@link listDeliveries}).
  *
@@ -16,6 +16,7 @@ import type { Clock } from '../model/clock.ts';
 import { nowOf } from './clock-sql.ts';
 import type { Db } from './db.ts';
 
+/** A finding's events; a window notice's deliveries have the event `window.unknown`. */
 export type DeliveryEvent = 'created' | 'escalated';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead';
@@ -60,7 +61,10 @@ export async function enqueueDeliveries(
 export interface ClaimedDelivery {
   id: string;
   workspaceId: string;
-  findingId: string;
+  /** The finding announced; null for a window notice. */
+  findingId: string | null;
+  /** The window notice announced (src/store/window-notices.ts); null for a finding. */
+  noticeId: string | null;
   channelId: string;
   event: string;
   /** The attempt this claim is (1 for the first); the claim's token in {@link finishAttempt}. */
@@ -103,7 +107,8 @@ export async function claimDueDeliveries(
   const result = await sql<{
     id: string;
     workspace_id: string;
-    finding_id: string;
+    finding_id: string | null;
+    notice_id: string | null;
     channel_id: string;
     event: string;
     attempts: number;
@@ -132,13 +137,14 @@ export async function claimDueDeliveries(
         updated_at = now()
     FROM picked
     WHERE d.id = picked.id
-    RETURNING d.id, d.workspace_id, d.finding_id, d.channel_id, d.event, d.attempts,
+    RETURNING d.id, d.workspace_id, d.finding_id, d.notice_id, d.channel_id, d.event, d.attempts,
               floor(extract(epoch FROM (${now} - d.created_at)) * 1000)::bigint AS age_ms
   `.execute(db);
   return result.rows.map((row) => ({
     id: row.id,
     workspaceId: row.workspace_id,
-    findingId: String(row.finding_id),
+    findingId: row.finding_id === null ? null : String(row.finding_id),
+    noticeId: row.notice_id === null ? null : String(row.notice_id),
     channelId: String(row.channel_id),
     event: row.event,
     attempt: Number(row.attempts),
@@ -226,7 +232,10 @@ export interface DeliveryAttemptView {
 /** A delivery as the API shows it, with its attempt log (oldest first). */
 export interface DeliveryView {
   id: string;
-  findingId: string;
+  /** The finding announced; null for a window notice. */
+  findingId: string | null;
+  /** The window notice announced; null for a finding. */
+  noticeId: string | null;
   channelId: string;
   event: string;
   status: DeliveryStatus;
@@ -322,7 +331,8 @@ export async function listDeliveries(
   }
   const items = page.map((row): DeliveryView => ({
     id: row.id,
-    findingId: String(row.finding_id),
+    findingId: row.finding_id === null ? null : String(row.finding_id),
+    noticeId: row.notice_id === null ? null : String(row.notice_id),
     channelId: String(row.channel_id),
     event: row.event,
     status: row.status,

@@ -271,8 +271,12 @@ export interface AlertChannelsTable {
 export interface DeliveriesTable {
   id: string;
   workspace_id: string;
-  finding_id: Int8;
+  /** The finding announced; null for a window notice (migration 0120: one of the two is set). */
+  finding_id: ColumnType<string | null, string | number | bigint | null | undefined, never>;
+  /** Migration 0120: the `window_notices` row announced; null for a finding. */
+  notice_id: ColumnType<string | null, string | number | bigint | null | undefined, never>;
   channel_id: Int8;
+  /** `created` or `escalated` for a finding, `window.unknown` for a window notice. */
   event: string;
   status: ColumnType<
     'pending' | 'delivered' | 'failed' | 'dead',
@@ -295,6 +299,21 @@ export interface DeliveryAttemptsTable {
   error: string | null;
   duration_ms: number;
   outcome: string;
+}
+
+/**
+ * Migration 0120: a model whose calls went unjudged for lack of a window, announced once per
+ * workspace while `known_at` is null (src/store/window-notices.ts).
+ */
+export interface WindowNoticesTable {
+  id: GeneratedInt8;
+  workspace_id: string;
+  model: string;
+  calls: number;
+  conversations: number;
+  conversation_id: string;
+  created_at: Timestamp;
+  known_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** Migration 0080: requests refused for their token, counted (src/store/refusals.ts). */
@@ -345,6 +364,7 @@ export interface Database {
   channels: ChannelsTable;
   alert_channels: AlertChannelsTable;
   deliveries: DeliveriesTable;
+  window_notices: WindowNoticesTable;
   delivery_attempts: DeliveryAttemptsTable;
   auth_refusals: AuthRefusalsTable;
   guard_decisions: GuardDecisionsTable;

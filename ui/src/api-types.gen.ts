@@ -550,6 +550,12 @@ export interface paths {
               }[];
               /** @description Models of recent calls that no rule gives a window: context_too_full does not judge them. */
               modelsWithoutWindow: string[];
+              /** @description The models whose stored calls carry token counts but get no window under the current overrides (context_too_full does not judge them), most calls first; context_too_full's hint names them and the window override that fixes it. */
+              windowsUnknown: {
+                model: string;
+                /** @description Its stored calls with token counts that get no window. */
+                calls: number;
+              }[];
               claudeCode: {
                 oldestSupported: string;
                 newestVerified: string;
@@ -2077,10 +2083,13 @@ export interface paths {
               items: {
                 /** @description Also the webhook-id header of webhook messages */
                 id: string;
-                findingId: string;
+                /** @description The finding announced; null for a window notice */
+                findingId: string | null;
+                /** @description The window notice announced (a model whose calls no source gives a window); null for a finding */
+                noticeId: string | null;
                 channelId: string;
                 /** @enum {string} */
-                event: 'created' | 'escalated';
+                event: 'created' | 'escalated' | 'window.unknown';
                 /** @enum {string} */
                 status: 'pending' | 'delivered' | 'failed' | 'dead';
                 attemptCount: number;

@@ -25,6 +25,9 @@ import {
   type AlertSettings,
 } from '../../store/alerts.ts';
 import type { Db } from '../../store/db.ts';
+import { closeWindowNotices, openWindowNoticeModels } from '../../store/window-notices.ts';
+import { overrideWindow } from '../../ingest/windows.ts';
+import type { WindowOverride } from '../../model/window-overrides.ts';
 import { PREVIEW_DAYS, PREVIEW_LIMITS, previewContextRot } from '../../evaluator/preview.ts';
 import { isOverrideWindow, MAX_OVERRIDE_WINDOW } from '../../model/window-overrides.ts';
 import { usageBands } from '../../model/usage-bands.ts';
@@ -225,6 +228,24 @@ class InvalidSettings extends Error {
 }
 
 /**
+ * Closes the `window.unknown` notices of the models an override now gives a window: the window is
+ * known, and the model going unknown again (the override removed) is announced again.
+ */
+async function closeNoticesOfOverridden(
+  db: Db,
+  workspaceId: string,
+  overrides: readonly WindowOverride[],
+): Promise<void> {
+  if (overrides.length === 0) return;
+  const open = await openWindowNoticeModels(db, workspaceId);
+  await closeWindowNotices(
+    db,
+    workspaceId,
+    open.filter((model) => overrideWindow(model, overrides) !== null),
+  );
+}
+
+/**
  * The alert settings routes: GET needs `read`, PUT `admin`. The preview needs `read`: it
  * changes nothing, shows nothing a read token cannot already list (findings, runs), and its
  * work is bounded (PREVIEW_LIMITS).
@@ -276,6 +297,7 @@ export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           const merged = mergeAlertSettings(current, request.body);
           if (!merged.ok) throw new InvalidSettings(merged.problems);
           await putAlertSettings(trx, workspaceId, merged.settings);
+          await closeNoticesOfOverridden(trx, workspaceId, merged.settings.windowOverrides);
           if (request.body.channels) {
             const channels: AlertChannel[] = request.body.channels.map((c) => ({
               id: c.id,

@@ -5,17 +5,9 @@
 import { guardSummary } from '../../store/guard-decisions.ts';
 import { projectsOf } from '../../store/conversations.ts';
 import { z } from 'zod';
-import { contextWindowFor, overrideWindow } from '../../ingest/windows.ts';
 import { DETECTOR_IDS } from '../../model/findings.ts';
-import type { WindowOverride } from '../../model/window-overrides.ts';
-import { getAlertSettings } from '../../store/alerts.ts';
 import { getConversation, getRun, listConversations } from '../../store/browse.ts';
-import {
-  getCoverage,
-  modelsWithoutWindow,
-  type Coverage,
-  type ModelWindowCoverage,
-} from '../../reading/coverage.ts';
+import { getCoverage, type Coverage } from '../../reading/coverage.ts';
 import { NO_WORKSPACE, recentRefusals, refusalsWithoutWorkspace } from '../../store/refusals.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { reasonText, refusalHint } from '../refusals.ts';
@@ -224,6 +216,16 @@ const coverageSchema = z.object({
     .describe(
       'Models of recent calls that no rule gives a window: context_too_full does not judge them.',
     ),
+  windowsUnknown: z
+    .array(
+      z.object({
+        model: z.string(),
+        calls: z.number().describe('Its stored calls with token counts that get no window.'),
+      }),
+    )
+    .describe(
+      "The models whose stored calls carry token counts but get no window under the current overrides (context_too_full does not judge them), most calls first; context_too_full's hint names them and the window override that fixes it.",
+    ),
   claudeCode: z.object({
     oldestSupported: z.string(),
     newestVerified: z.string(),
@@ -245,47 +247,6 @@ const coverageSchema = z.object({
     >,
   ),
 });
-
-/**
- * The model rows under the workspace's current window overrides (the evaluator applies them as it
- * reads calls, src/evaluator/window-overrides.ts): a row an override matches now shows it; a row
- * whose override was removed shows what the model id or the catalog gives (no agent version at
- * this grain: a version-bound row does not apply). Rows that become alike are merged.
- */
-export function modelsUnderOverrides(
-  models: readonly ModelWindowCoverage[],
-  overrides: readonly WindowOverride[],
-): ModelWindowCoverage[] {
-  const merged = new Map<string, ModelWindowCoverage>();
-  for (const row of models) {
-    let next = row;
-    if (
-      row.model !== null &&
-      (overrideWindow(row.model, overrides) !== null || row.windowSource === 'override')
-    ) {
-      const { window, source } = contextWindowFor(row.model, null, overrides);
-      next = { ...row, window, windowSource: source };
-    }
-    const key = JSON.stringify([next.model, next.window, next.windowSource]);
-    const known = merged.get(key);
-    merged.set(
-      key,
-      known === undefined
-        ? next
-        : {
-            ...known,
-            calls: known.calls + next.calls,
-            lastCallAt:
-              (known.lastCallAt ?? '') > (next.lastCallAt ?? '')
-                ? known.lastCallAt
-                : next.lastCallAt,
-          },
-    );
-  }
-  return [...merged.values()].sort(
-    (a, b) => (a.model ?? '').localeCompare(b.model ?? '') || b.calls - a.calls,
-  );
-}
 
 /** How far back the Coverage page lists refused requests. */
 const REFUSALS_DAYS = 7;
@@ -326,18 +287,11 @@ async function refusalsOf(deps: ApiDeps, workspaceId: string, admin: boolean) {
 
 async function coverageOf(deps: ApiDeps, workspaceId: string, admin: boolean) {
   const db = deps.store.db;
-  const [coverage, settings, refused] = await Promise.all([
+  const [coverage, refused] = await Promise.all([
     getCoverage(db, workspaceId),
-    getAlertSettings(db, workspaceId),
     refusalsOf(deps, workspaceId, admin),
   ]);
-  const models = modelsUnderOverrides(coverage.models, settings.windowOverrides);
-  return {
-    refusals: refused,
-    ...coverage,
-    models,
-    modelsWithoutWindow: modelsWithoutWindow(models),
-  } satisfies Coverage & { refusals: unknown };
+  return { refusals: refused, ...coverage } satisfies Coverage & { refusals: unknown };
 }
 
 export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => {

@@ -24,9 +24,15 @@ const attemptSchema = z.object({
 /** A delivery as the API returns it. */
 export const deliverySchema = z.object({
   id: z.string().describe('Also the webhook-id header of webhook messages'),
-  findingId: z.string(),
+  findingId: z.string().nullable().describe('The finding announced; null for a window notice'),
+  noticeId: z
+    .string()
+    .nullable()
+    .describe(
+      'The window notice announced (a model whose calls no source gives a window); null for a finding',
+    ),
   channelId: z.string(),
-  event: oneOf(['created', 'escalated']),
+  event: oneOf(['created', 'escalated', 'window.unknown']),
   status: z.enum(['pending', 'delivered', 'failed', 'dead']),
   attemptCount: z.int(),
   nextAttemptAt: isoTime.nullable(),

@@ -40,7 +40,11 @@ export function Deliveries({ channelId, generation }: { channelId: string; gener
           {list.items.map((delivery) => (
             <tr key={delivery.id} data-delivery={delivery.id}>
               <td>
-                <a href={href(['findings', delivery.findingId])}>finding {delivery.findingId}</a>
+                {delivery.findingId !== null ? (
+                  <a href={href(['findings', delivery.findingId])}>finding {delivery.findingId}</a>
+                ) : (
+                  <a href={href(['coverage'])}>window unknown (notice {delivery.noticeId})</a>
+                )}
                 <div className="muted">{formatTime(delivery.createdAt)}</div>
               </td>
               <td>{delivery.event}</td>
