@@ -55,6 +55,10 @@ if (want('console')) {
   const { benchConsole } = await import('./console.ts');
   console.log(JSON.stringify({ bench: 'console', ...(await benchConsole()) }));
 }
+if (want('import-memory')) {
+  const { benchImportMemory } = await import('./import-memory.ts');
+  console.log(JSON.stringify({ bench: 'import-memory', ...(await benchImportMemory()) }));
+}
 if (want('shared-conversations')) {
   const { benchSharedConversations } = await import('./shared-conversations.ts');
   console.log(

@@ -71,6 +71,20 @@ export const configSchema = z.object({
    */
   maxWorkspaceInflightBytes: positiveInt.default(64 * 1024 * 1024),
   /**
+   * Largest body of `POST /api/import` (bytes): one file's text, JSON-escaped, that
+   * `rotscope import` sends to the server holding the embedded data directory. A larger one gets
+   * 413 from its Content-Length, unread (the command says to import it with the server
+   * stopped). Default 128 MiB.
+   */
+  maxImportBodyBytes: positiveInt.default(128 * 1024 * 1024),
+  /**
+   * Imports (`POST /api/import`) in progress at once; another gets 429 with Retry-After before
+   * its body is read, and `rotscope import` sends it again then. Each import also reserves
+   * five times its body in the byte budget of `maxInflightBytes` (what parsing and normalizing
+   * it holds, docs/scaling.md). Default 1.
+   */
+  maxInflightImports: positiveInt.default(1),
+  /**
    * Ingest rate limit per workspace, in inflated body bytes per second (a token bucket of one
    * second's worth; past it, 429 with Retry-After until the excess is paid off). 0 (the
    * default) turns it off.
@@ -180,6 +194,8 @@ export const ENV_NAMES: Record<keyof z.infer<typeof configSchema>, string> = {
   retryAfterSeconds: 'ROTSCOPE_RETRY_AFTER_SECONDS',
   maxInflightBytes: 'ROTSCOPE_MAX_INFLIGHT_BYTES',
   maxWorkspaceInflightBytes: 'ROTSCOPE_MAX_WORKSPACE_INFLIGHT_BYTES',
+  maxImportBodyBytes: 'ROTSCOPE_MAX_IMPORT_BODY_BYTES',
+  maxInflightImports: 'ROTSCOPE_MAX_INFLIGHT_IMPORTS',
   workspaceIngestBytesPerSecond: 'ROTSCOPE_WORKSPACE_INGEST_BYTES_PER_SECOND',
   headersTimeoutMs: 'ROTSCOPE_HEADERS_TIMEOUT_MS',
   requestTimeoutMs: 'ROTSCOPE_REQUEST_TIMEOUT_MS',

@@ -4,6 +4,7 @@ import type { Resolver } from '../notifier/outbound.ts';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/db.ts';
 import type { IngestPipeline } from '../receiver/pipeline.ts';
+import type { ByteBudget } from './inflight.ts';
 
 import type { Scope } from '../model/tokens.ts';
 
@@ -23,6 +24,12 @@ export interface ApiDeps {
    * commits (default: a pipeline of the import routes' own).
    */
   pipeline?: IngestPipeline;
+  /**
+   * The byte budget of ingest bodies in flight (`maxInflightBytes`) that POST /api/import
+   * reserves its memory in: the OTLP routes' own, once they take one from outside (default: a
+   * budget of the import routes' own, of the same size).
+   */
+  ingestBudget?: ByteBudget;
 }
 
 declare module 'fastify' {

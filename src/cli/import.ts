@@ -11,7 +11,9 @@
  * ingest or admin token once tokens exist: --token or ROTSCOPE_TOKEN), which stores the same
  * rows and answers the same counts, so the summary is the one an import with the server stopped
  * prints. It refuses only beside a holder that serves no HTTP (another command, a server still
- * starting), saying what to do.
+ * starting), saying what to do. A file the server has no room for yet (429 or 503: other imports
+ * in progress, its memory budget taken) is sent again after the Retry-After it names, for up to
+ * {@link BUSY_WAIT_MS}; a file over its size limit (413) is named, with what to do.
  *
  * Imported history is history: the import evaluates the conversations it changed before it
  * exits, and the findings anchored on calls before its start carry their call's time and are
@@ -31,6 +33,9 @@ interface Out {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
+
+/** How long one file waits, in all, for a server that keeps answering 429 or 503. */
+export const BUSY_WAIT_MS = 30 * 60_000;
 
 export const IMPORT_USAGE =
   'usage: rotscope import FILE.jsonl|FOLDER... [--workspace W] [--token TOKEN]\n';
@@ -184,6 +189,24 @@ async function storeTarget(
 }
 
 /**
+ * The POST /api/import body of one file: JSON with every character past ASCII escaped
+ * (`\uXXXX`), so the server decodes it to a one-byte string rather than a two-byte one (V8 keeps
+ * a string of Latin-1 characters in one byte each): one non-ASCII character in a 100 MiB
+ * transcript would double what the body takes while it is parsed.
+ */
+export function importRequestBody(fields: {
+  workspace: string | undefined;
+  path: string;
+  text: string;
+  historyBefore: string;
+}): string {
+  return JSON.stringify(fields).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
  * The import through the server that holds the embedded data directory, or undefined (said
  * why) when the holder serves no HTTP to import through.
  */
@@ -194,7 +217,7 @@ async function serverTarget(
 ): Promise<ImportTarget | undefined> {
   const { describeHolder } = await import('../store/data-dir-lock.ts');
   const { reachableUrl } = await import('./held-data-dir.ts');
-  const { IMPORT_BODY_LIMIT, IMPORT_EVALUATE_BATCH } = await import('../receiver/import.ts');
+  const { IMPORT_EVALUATE_BATCH } = await import('../receiver/import.ts');
   const holder = locked.holder;
   if (!holder?.url) {
     io.stderr(
@@ -212,11 +235,16 @@ async function serverTarget(
   );
   let retentionDays = 0;
 
-  /** POSTs JSON; the answer's status and body, or undefined when the server does not answer (said). */
+  /**
+   * POSTs JSON; the answer's status, body and Retry-After (seconds), or undefined when the
+   * server does not answer (said).
+   */
   const post = async (
     path: string,
     body: string,
-  ): Promise<{ status: number; body: Record<string, unknown> } | undefined> => {
+  ): Promise<
+    { status: number; body: Record<string, unknown>; retryAfter: number | undefined } | undefined
+  > => {
     let response: Response;
     try {
       response = await fetch(`${base}${path}`, {
@@ -237,7 +265,33 @@ async function serverTarget(
       return undefined;
     }
     const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-    return { status: response.status, body: answer };
+    const retryAfter = Number(response.headers.get('retry-after') ?? NaN);
+    return {
+      status: response.status,
+      body: answer,
+      retryAfter: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+    };
+  };
+  /**
+   * POSTs one file's import, sent again while the server answers 429 or 503 (after the
+   * Retry-After it names, said once), for up to {@link BUSY_WAIT_MS}.
+   */
+  const postFile = async (path: string, body: string) => {
+    const deadline = Date.now() + BUSY_WAIT_MS;
+    let said = false;
+    for (;;) {
+      const answer = await post('/api/import', body);
+      if (answer === undefined || (answer.status !== 429 && answer.status !== 503)) return answer;
+      const waitMs = Math.min(Math.max(answer.retryAfter ?? 5, 1), 60) * 1000;
+      if (Date.now() + waitMs > deadline) return answer;
+      if (!said)
+        io.stderr(
+          `rotscope import: ${server} has no room for ${path} yet (${answer.status}: ${String(answer.body.message ?? 'no message')}); ` +
+            `sending it again in ${waitMs / 1000} s\n`,
+        );
+      said = true;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
   };
   /** Says why the server refused (with what to do for a 401 or 403). */
   const refused = (status: number, body: Record<string, unknown>): void => {
@@ -252,28 +306,27 @@ async function serverTarget(
   return {
     retentionDays: () => retentionDays,
     async file(path, text) {
-      const body = JSON.stringify({
+      const body = importRequestBody({
         workspace: options.workspace,
         path,
         text,
         historyBefore: options.historyBeforeNs,
       });
-      const size = Buffer.byteLength(body);
-      if (size > IMPORT_BODY_LIMIT)
+      const answer = await postFile(path, body);
+      if (answer === undefined) return { stop: true };
+      if (answer.status === 413)
         return {
           error:
-            `${path}: ${Math.ceil(size / 2 ** 20)} MiB, more than ${server} takes in one import ` +
-            `(${IMPORT_BODY_LIMIT / 2 ** 20} MiB): stop the server (pid ${holder.pid}) and import it again`,
+            `${path}: ${Math.ceil(Buffer.byteLength(body) / 2 ** 20)} MiB to send, more than ${server} takes in one import ` +
+            `(${String(answer.body.message ?? 'no message')}): stop the server (pid ${holder.pid}) and import it again`,
         };
-      const answer = await post('/api/import', body);
-      if (answer === undefined) return { stop: true };
       if (answer.status === 200) {
         retentionDays = Number(answer.body.retentionDays ?? 0);
         return { file: answer.body as unknown as ImportedFile };
       }
       if (answer.status === 400 && answer.body.error === 'unsupported_file')
         return { error: String(answer.body.message) };
-      if (answer.status === 400 || answer.status === 413)
+      if (answer.status === 400)
         return {
           error: `${path}: ${server} refused it (${answer.status}: ${String(answer.body.message ?? 'no message')})`,
         };

@@ -17,10 +17,13 @@ import type { IngestPipeline } from './pipeline.ts';
 export const IMPORT_EVALUATION_HOLD_MS = 10 * 60_000;
 
 /**
- * The largest request body of POST /api/import (one file's text, JSON-escaped, with its path):
- * a larger file is imported with the server stopped (the command says so).
+ * What an import through the server holds in memory, in bytes of its POST /api/import body: the
+ * body, the string it decodes to (two bytes a character once the text has one outside Latin-1),
+ * the parsed text, then its entries and the normalized calls. Measured with
+ * `npm run bench -- import-memory` (docs/scaling.md): a 104 MiB body took the server's RSS up
+ * by about 500 MiB. Reserved in the ingest byte budget before the body is read.
  */
-export const IMPORT_BODY_LIMIT = 128 * 1024 * 1024;
+export const IMPORT_MEMORY_FACTOR = 5;
 
 /** Conversations per POST /api/import/evaluate. */
 export const IMPORT_EVALUATE_BATCH = 200;

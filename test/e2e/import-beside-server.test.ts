@@ -8,16 +8,28 @@
  * findings are history even though the server's evaluator polls every 50 ms with no quiet
  * time: it leaves the imported conversations to the import. Once tokens exist it needs an
  * ingest token of the workspace and says so; beside a holder that serves no HTTP it refuses,
- * saying what to do.
+ * saying what to do. Beside a busy server (issue 33), imports past the concurrency cap or the
+ * byte budget get 429 with Retry-After and an import over the size limit 413, all from their
+ * headers; the command waits and sends the file again, and names a file that is too large.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../src/store/data-dir-lock.ts';
 import { startChildServer, type ChildServer } from '../helpers/child-server.ts';
-import { runCli } from '../helpers/cli.ts';
+import { BIN, runCli } from '../helpers/cli.ts';
 import { loadOneSession, ONE_SESSION_VERSIONS, writeTranscript } from '../helpers/one-session.ts';
 import { createTestDatabase, usingPostgres } from '../helpers/store.ts';
 
@@ -289,6 +301,172 @@ describe('rotscope import beside a running serve', { timeout: 600_000 }, () => {
       expect(result.stderr).toContain(`wait until it ends (pid ${process.pid})`);
       expect(result.stderr).not.toMatch(/\n\s+at /);
       expect(readdirSync(dataDir)).toEqual([LOCK_FILE]);
+    },
+  );
+});
+
+/** An import whose headers (and first `sentBytes` of body) are sent, the rest held. */
+interface Held {
+  /** The answer, as soon as the server gives it, whether or not the body was all sent. */
+  answer: Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>;
+  /** Sends the rest of the body. */
+  finish(): void;
+}
+
+function holdImport(url: string, body: Buffer, sentBytes: number): Held {
+  const target = new URL(`${url}/api/import`);
+  let request!: http.ClientRequest;
+  const answer = new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>(
+    (resolve, reject) => {
+      request = http.request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          agent: false,
+          headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }),
+          );
+        },
+      );
+      request.on('error', (error) => (request.writableEnded ? undefined : reject(error)));
+      request.flushHeaders();
+      if (sentBytes > 0) request.write(body.subarray(0, sentBytes));
+    },
+  );
+  answer.catch(() => {});
+  return { answer, finish: () => request.end(body.subarray(sentBytes)) };
+}
+
+describe('rotscope import beside a busy serve', { timeout: 60_000 }, () => {
+  const KiB = 1024;
+  const dataDir = join(tmp, 'busy');
+  const file = (name: string, bytes: number) => {
+    const lines = readFileSync(SIDECHAINS, 'utf8').split('\n');
+    let text = '';
+    for (const line of lines) {
+      if (text.length + line.length + 1 > bytes) break;
+      text += `${line}\n`;
+    }
+    const path = join(tmp, name);
+    writeFileSync(path, text);
+    return { path, body: Buffer.from(JSON.stringify({ path, text })) };
+  };
+  // at most 512 KiB a body, two imports, 1 MiB of budget: two medium imports (5 times ~150 KiB
+  // each) do not fit together, a medium and a small one do
+  let medium: ReturnType<typeof file>;
+  let small: ReturnType<typeof file>;
+  let server: ChildServer | undefined;
+
+  beforeAll(async () => {
+    medium = file('medium.jsonl', 140 * KiB);
+    small = file('small.jsonl', 20 * KiB);
+    expect(medium.body.length * 5).toBeGreaterThan(512 * KiB);
+    expect((medium.body.length + small.body.length) * 5).toBeLessThan(1024 * KiB);
+    server = await serve({
+      ROTSCOPE_DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      ROTSCOPE_RETENTION_DAYS: '0',
+      ROTSCOPE_MAX_IMPORT_BODY_BYTES: String(512 * KiB),
+      ROTSCOPE_MAX_INFLIGHT_IMPORTS: '2',
+      ROTSCOPE_MAX_INFLIGHT_BYTES: String(1024 * KiB),
+      ROTSCOPE_MAX_WORKSPACE_INFLIGHT_BYTES: String(1024 * KiB),
+      ROTSCOPE_RETRY_AFTER_SECONDS: '1',
+    });
+  }, 60_000);
+  afterAll(() => stop(server));
+
+  it('answers 429 with Retry-After past the budget or the cap, 413 over the limit, from the headers', async () => {
+    const url = server!.url;
+    const first = holdImport(url, medium.body, 100);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // admitted before the next
+    // nothing of the bodies below is sent: the answers come from their headers
+    const overBudget = await holdImport(url, medium.body, 0).answer;
+    expect(overBudget.status).toBe(429);
+    expect(overBudget.headers['retry-after']).toBe('1');
+    expect(overBudget.headers.connection).toBe('close');
+    expect(JSON.parse(overBudget.body)).toEqual({
+      error: 'too_many_requests',
+      message: expect.stringContaining('over the budget'),
+    });
+    const second = holdImport(url, small.body, 100);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const overCap = await holdImport(url, small.body, 0).answer;
+    expect(overCap.status).toBe(429);
+    expect(overCap.headers['retry-after']).toBe('1');
+    expect(JSON.parse(overCap.body).message).toBe(
+      '2 imports in progress already (ROTSCOPE_MAX_INFLIGHT_IMPORTS): retry after 1 s',
+    );
+    const tooLarge = await holdImport(url, Buffer.alloc(512 * KiB + 1, ' '), 0).answer;
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.headers.connection).toBe('close');
+    expect(JSON.parse(tooLarge.body).message).toBe(
+      `an import body of ${512 * KiB + 1} bytes is over this server's limit of ${512 * KiB} bytes (ROTSCOPE_MAX_IMPORT_BODY_BYTES)`,
+    );
+
+    first.finish();
+    second.finish();
+    expect((await first.answer).status).toBe(200);
+    expect((await second.answer).status).toBe(200);
+    // every reservation was given back: a medium import fits beside a small one held again
+    const third = holdImport(url, small.body, 100);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const fourth = await holdImport(url, medium.body, medium.body.length).answer;
+    expect(fourth.status, fourth.body).toBe(200);
+    third.finish();
+    expect((await third.answer).status).toBe(200);
+  });
+
+  it.skipIf(usingPostgres)(
+    'the command waits out a 429 and sends the file again; a file over the limit is named',
+    async () => {
+      const held = holdImport(server!.url, medium.body, 100);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const command = spawn(process.execPath, [BIN, 'import', medium.path], {
+        env: {
+          ...process.env,
+          DATABASE_URL: '',
+          ROTSCOPE_FROM_SOURCE: '1',
+          ROTSCOPE_DATA_DIR: dataDir,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      command.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const waiting = new Promise<void>((resolve) =>
+        command.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (stderr.includes('sending it again')) resolve();
+        }),
+      );
+      const code = new Promise<number | null>((resolve) => command.on('close', resolve));
+      await Promise.race([waiting, code]);
+      expect(stderr).toContain(
+        `has no room for ${medium.path} yet (429: ingest bytes in flight over the budget`,
+      );
+      expect(stderr).toContain('sending it again in 1 s\n');
+      held.finish();
+      expect((await held.answer).status).toBe(200);
+      expect(await code, stderr).toBe(0);
+      expect(stdout).toMatch(new RegExp(`^${medium.path}: \\d+ calls, `));
+
+      const big = await runCli(['import', sidechains], { env: { ROTSCOPE_DATA_DIR: dataDir } });
+      expect(big.code).toBe(1);
+      expect(big.stderr).toContain(
+        `rotscope import: ${sidechains}: 1 MiB to send, more than the running server (pid ${server!.process.pid}, ${server!.url}) takes in one import ` +
+          `(an import body of `,
+      );
+      expect(big.stderr).toContain(
+        `(ROTSCOPE_MAX_IMPORT_BODY_BYTES)): stop the server (pid ${server!.process.pid}) and import it again\n`,
+      );
     },
   );
 });

@@ -2472,6 +2472,44 @@ export interface paths {
             };
           };
         };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
       };
     };
     delete?: never;

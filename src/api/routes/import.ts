@@ -7,18 +7,28 @@
  * summary as an import with the server stopped. The server reads no file: the path only
  * names the file (a Codex `rollout-*.jsonl`, a sub-agent's `subagents/agent-*.jsonl`).
  * With a token, only the token's workspace; open on loopback with no token yet, any.
+ *
+ * An import holds several times its body in memory (src/receiver/import.ts
+ * IMPORT_MEMORY_FACTOR), so its memory is bounded before the body is read, from its
+ * Content-Length: over `maxImportBodyBytes` it gets 413; past `maxInflightImports` imports in
+ * progress, or when the ingest byte budget (`maxInflightBytes`, `maxWorkspaceInflightBytes`)
+ * cannot take IMPORT_MEMORY_FACTOR times its body, 429 with Retry-After. Both close the
+ * connection, the body unread. A body sent without a Content-Length is reserved as it arrives.
  */
+import { pipeline as pipe, Transform } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { msToNs } from '../../ingest/attrs.ts';
 import { evaluateImported } from '../../evaluator/now.ts';
 import {
-  IMPORT_BODY_LIMIT,
   IMPORT_EVALUATE_BATCH,
+  IMPORT_MEMORY_FACTOR,
   importCutoffNs,
   importText,
 } from '../../receiver/import.ts';
 import { IngestPipeline } from '../../receiver/pipeline.ts';
 import { ensureWorkspace, WORKSPACE_ID_PATTERN } from '../../store/workspaces.ts';
+import { ByteBudget, InflightSlots, type Reservation } from '../inflight.ts';
 import { errorSchema } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
@@ -76,7 +86,75 @@ const evaluation = z.object({
 
 export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
-  const pipeline = deps.pipeline ?? new IngestPipeline(deps.store, deps.config);
+  const { config } = deps;
+  const pipeline = deps.pipeline ?? new IngestPipeline(deps.store, config);
+  const imports = new InflightSlots(config.maxInflightImports);
+  const budget =
+    deps.ingestBudget ?? new ByteBudget(config.maxInflightBytes, config.maxWorkspaceInflightBytes);
+  /** The reservation of each import admitted, grown as a body with no Content-Length arrives. */
+  const reservations = new WeakMap<FastifyRequest, Reservation>();
+
+  /** 413 or 429 before (or instead of) reading the rest of the body: the connection closes. */
+  const refuse = (reply: FastifyReply, status: 413 | 429, message: string) => {
+    reply.header('connection', 'close');
+    if (status === 429) reply.header('retry-after', String(config.retryAfterSeconds));
+    return reply
+      .code(status)
+      .send({ error: status === 413 ? 'too_large' : 'too_many_requests', message });
+  };
+  const overBudget = (bytes: number) =>
+    `ingest bytes in flight over the budget (${config.maxInflightBytes} bytes, ${config.maxWorkspaceInflightBytes} per workspace) ` +
+    `for this import's ${bytes} bytes (${IMPORT_MEMORY_FACTOR} times its body): retry after ${config.retryAfterSeconds} s`;
+
+  /** Admits an import from its headers: a slot, and its memory reserved in the byte budget. */
+  const admit = async (request: FastifyRequest, reply: FastifyReply) => {
+    const owner = request.workspaceId || 'default';
+    const length = Number(request.headers['content-length'] ?? 0);
+    const declared = Number.isSafeInteger(length) && length > 0 ? length : 0;
+    if (declared > config.maxImportBodyBytes)
+      return refuse(
+        reply,
+        413,
+        `an import body of ${declared} bytes is over this server's limit of ${config.maxImportBodyBytes} bytes (ROTSCOPE_MAX_IMPORT_BODY_BYTES)`,
+      );
+    if (imports.tryAcquire(owner, reply.raw) !== 'acquired')
+      return refuse(
+        reply,
+        429,
+        `${imports.max} import${imports.max === 1 ? '' : 's'} in progress already (ROTSCOPE_MAX_INFLIGHT_IMPORTS): retry after ${config.retryAfterSeconds} s`,
+      );
+    const bytes = declared * IMPORT_MEMORY_FACTOR;
+    const reservation = budget.open(owner, bytes, reply.raw);
+    if (!reservation) return refuse(reply, 429, overBudget(bytes));
+    reservations.set(request, reservation);
+  };
+
+  /** A body longer than its reservation covers (sent without a Content-Length) grows it first. */
+  const reserveAsRead = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: NodeJS.ReadableStream,
+  ) => {
+    const reservation = reservations.get(request);
+    if (!reservation) return payload;
+    let read = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        read += chunk.length;
+        const more = read * IMPORT_MEMORY_FACTOR - reservation.bytes;
+        if (more > 0 && !reservation.grow(more)) {
+          reply.header('connection', 'close');
+          reply.header('retry-after', String(config.retryAfterSeconds));
+          const error = Object.assign(new Error(overBudget(read * IMPORT_MEMORY_FACTOR)), {
+            statusCode: 429,
+          });
+          return done(error);
+        }
+        done(null, chunk);
+      },
+    });
+    return pipe(payload, counted, () => {});
+  };
 
   /** The workspace a request imports into, or the 403 message when its token may not. */
   const target = (
@@ -96,10 +174,18 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     '/api/import',
     {
       config: { scope: 'ingest' },
-      bodyLimit: IMPORT_BODY_LIMIT,
+      bodyLimit: config.maxImportBodyBytes,
+      onRequest: admit,
+      preParsing: reserveAsRead,
       schema: {
         body: importBody,
-        response: { 200: importedFile, 400: errorSchema, 403: errorSchema },
+        response: {
+          200: importedFile,
+          400: errorSchema,
+          403: errorSchema,
+          413: errorSchema,
+          429: errorSchema,
+        },
       },
     },
     async (request, reply) => {
@@ -116,7 +202,7 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
         { path: request.body.path, text: request.body.text },
         {
           historyBeforeNs: historyBefore.toString(),
-          cutoffNs: importCutoffNs(deps.config.retentionDays, Number(historyBefore / 1_000_000n)),
+          cutoffNs: importCutoffNs(config.retentionDays, Number(historyBefore / 1_000_000n)),
         },
       );
       if (!imported.ok)
@@ -128,7 +214,7 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       return {
         workspace: chosen.workspace,
         ...imported.file,
-        retentionDays: deps.config.retentionDays,
+        retentionDays: config.retentionDays,
       };
     },
   );
