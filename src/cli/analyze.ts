@@ -32,6 +32,7 @@ import {
   type ThresholdKey,
   type Thresholds,
 } from '../model/thresholds.ts';
+import { windowOverrideFlag, windowUnknownText } from '../model/window-unknown.ts';
 import { loadInputFile, withSubagentFiles, type InputFormat } from './input-file.ts';
 
 const FORMAT_NAMES: Record<InputFormat, string> = {
@@ -209,6 +210,11 @@ interface StreamReport {
   /** usage / window per call in order (null when unknown), side calls excluded. */
   usage: (number | null)[];
   sparkline: string;
+  /**
+   * The models of its calls that carry token counts but have no window (no catalog row, no
+   * --window): context_too_full does not judge those calls.
+   */
+  windowUnknown: string[];
 }
 
 interface ConversationReport {
@@ -217,6 +223,26 @@ interface ConversationReport {
   compactions: number;
   streams: StreamReport[];
   findings: FindingDraft[];
+}
+
+/** The model of a call with token counts and no window (context_too_full skips it), else null. */
+function windowlessModel(call: LlmCall): string | null {
+  const model = call.responseModel ?? call.requestModel;
+  return model !== null && call.contextTokens !== null && call.contextWindow === null
+    ? model
+    : null;
+}
+
+/** Per model, the calls with token counts and no window, most calls first. */
+function windowsUnknown(calls: Iterable<LlmCall>): Array<{ model: string; calls: number }> {
+  const counts = new Map<string, number>();
+  for (const call of calls) {
+    const model = windowlessModel(call);
+    if (model !== null) counts.set(model, (counts.get(model) ?? 0) + 1);
+  }
+  return [...counts]
+    .map(([model, n]) => ({ model, calls: n }))
+    .sort((a, b) => b.calls - a.calls || a.model.localeCompare(b.model));
 }
 
 function usageOf(call: LlmCall): number | null {
@@ -250,6 +276,7 @@ function streamReports(timelineCalls: readonly LlmCall[]): StreamReport[] {
       peakUsage: peak ? usageOf(peak) : null,
       usage,
       sparkline: sparkline(usage),
+      windowUnknown: windowsUnknown(all).map((m) => m.model),
     };
   });
 }
@@ -337,13 +364,16 @@ function streamLine(s: StreamReport): string {
   const peak =
     s.peakTokens !== null && s.window !== null && s.peakUsage !== null
       ? `peak ${int(s.peakTokens)} of ${int(s.window)} tokens (${Math.round(s.peakUsage * 100)}%)`
-      : 'peak unknown';
+      : s.windowUnknown.length > 0
+        ? `window unknown for ${s.windowUnknown.join(', ')}`
+        : 'peak unknown';
   return `  ${name}: ${calls}, ${peak}  ${s.sparkline}`;
 }
 
 function formatText(
   files: readonly FileResult[],
   conversations: readonly ConversationReport[],
+  unknown: ReadonlyArray<{ model: string; calls: number }>,
 ): string {
   const out: string[] = [];
   for (const f of files) {
@@ -366,6 +396,9 @@ function formatText(
   const counts = severityCounts(conversations);
   const total = counts.info + counts.warning + counts.critical;
   const calls = conversations.reduce((n, c) => n + c.calls, 0);
+  if (unknown.length > 0) out.push('');
+  for (const m of unknown)
+    out.push(`${windowUnknownText(m.model, m.calls)}; ${windowOverrideFlag(m.model)}`);
   out.push(
     '',
     `${plural(conversations.length, 'conversation')}, ${plural(calls, 'call')}, ` +
@@ -408,6 +441,10 @@ export async function analyzeCommand(argv: string[], io: AnalyzeIo): Promise<num
 
   const conversations = analyzeConversations(files, options.thresholds);
   const counts = severityCounts(conversations);
+  // every call once, as the conversations count them (a call in two files is one call)
+  const unknown = windowsUnknown(
+    new Map(files.flatMap((f) => f.calls.map((c) => [`${c.traceId}:${c.spanId}`, c]))).values(),
+  );
   if (options.json) {
     const report = {
       thresholds: options.thresholds,
@@ -424,10 +461,11 @@ export async function analyzeCommand(argv: string[], io: AnalyzeIo): Promise<num
         calls: conversations.reduce((n, c) => n + c.calls, 0),
         findings: counts,
       },
+      windowsUnknown: unknown,
     };
     io.stdout(`${JSON.stringify(report, null, 2)}\n`);
   } else {
-    io.stdout(formatText(files, conversations));
+    io.stdout(formatText(files, conversations, unknown));
   }
 
   const failOn = options.failOn;
