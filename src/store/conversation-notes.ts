@@ -65,20 +65,50 @@ export class ConversationNotes {
   }
 
   /**
-   * Writes everything noted, workspace by workspace in id order (each statement writes its
-   * conversations in id order too), then the holds on rows this transaction now holds.
+   * Writes everything noted, workspace by workspace in id order, at most
+   * {@link CONVERSATIONS_PER_STATEMENT} conversations a statement (each in id order too: PGlite
+   * binds at most 32,767 parameters), then the holds on rows this transaction now holds.
    */
   async write(db: Db): Promise<void> {
     const workspaces = [...this.#byWorkspace.keys()].sort();
     for (const workspaceId of workspaces) {
       const { marks, projects } = this.#byWorkspace.get(workspaceId)!;
-      await noteConversations(db, workspaceId, marks, projects);
+      const ids = [...new Set([...marks, ...projects].map((note) => note.conversationId))];
+      if (ids.length <= CONVERSATIONS_PER_STATEMENT) {
+        await noteConversations(db, workspaceId, marks, projects);
+        continue;
+      }
+      const chunkOf = new Map(
+        ids.sort().map((id, i) => [id, Math.floor(i / CONVERSATIONS_PER_STATEMENT)]),
+      );
+      const chunks = Array.from(
+        { length: Math.ceil(ids.length / CONVERSATIONS_PER_STATEMENT) },
+        () => ({ marks: [] as IngestMark[], projects: [] as ConversationProject[] }),
+      );
+      for (const mark of marks) chunks[chunkOf.get(mark.conversationId)!]!.marks.push(mark);
+      for (const project of projects)
+        chunks[chunkOf.get(project.conversationId)!]!.projects.push(project);
+      for (const chunk of chunks)
+        await noteConversations(db, workspaceId, chunk.marks, chunk.projects);
     }
     for (const workspaceId of workspaces) {
       const byMs = new Map<number, string[]>();
-      for (const [id, ms] of this.#byWorkspace.get(workspaceId)!.holds)
-        byMs.set(ms, [...(byMs.get(ms) ?? []), id]);
-      for (const [ms, ids] of byMs) await holdEvaluation(db, workspaceId, ids, ms);
+      for (const [id, ms] of this.#byWorkspace.get(workspaceId)!.holds) {
+        const ids = byMs.get(ms) ?? [];
+        ids.push(id);
+        byMs.set(ms, ids);
+      }
+      for (const [ms, ids] of byMs)
+        for (let at = 0; at < ids.length; at += CONVERSATIONS_PER_STATEMENT)
+          await holdEvaluation(
+            db,
+            workspaceId,
+            ids.slice(at, at + CONVERSATIONS_PER_STATEMENT),
+            ms,
+          );
     }
   }
 }
+
+/** Conversations one statement writes (10 parameters each: well within PGlite's 32,767). */
+export const CONVERSATIONS_PER_STATEMENT = 2_000;

@@ -28,8 +28,8 @@ function batch(s: number, b: number) {
     const n = (s * BATCHES_PER_SENDER + b) * SPANS_PER_BATCH + i;
     const conversation = (n * 7919 + s * 31) % CONVERSATIONS;
     return span({
-      traceId: (n + 1).toString(16).padStart(32, 'e'),
-      spanId: (n + 1).toString(16).padStart(16, 'f'),
+      traceId: `e${n.toString(16).padStart(31, '0')}`,
+      spanId: `f${n.toString(16).padStart(15, '0')}`,
       name: 'chat claude-sonnet-4-5',
       kind: 3,
       startTimeUnixNano: String(1_700_000_000_000_000_000n + BigInt(n) * 1_000_000n),
@@ -102,5 +102,28 @@ describe('concurrent batches over shared conversations', () => {
       .executeTakeFirstOrThrow();
     expect(Number(count)).toBe(SENDERS * BATCHES_PER_SENDER * SPANS_PER_BATCH);
     if (usingPostgres) expect(await deadlocksAfterClosing()).toBe(0);
+  });
+
+  it('writes a batch of more conversations than one statement binds (PGlite: 32,767 parameters)', async () => {
+    const pipeline = new IngestPipeline(store);
+    const conversations = 4_000; // 10 parameters each in one statement: 40,000
+    const spans = Array.from({ length: conversations }, (_, n) =>
+      span({
+        traceId: `b${n.toString(16).padStart(31, '0')}`,
+        spanId: `b${n.toString(16).padStart(15, '0')}`,
+        name: 'chat claude-sonnet-4-5',
+        kind: 3,
+        attributes: genAiChatAttributes(1, `wide-${n}`),
+      }),
+    );
+    await pipeline.ingestSpans('ws', spans);
+    const { count } = await store.db
+      .selectFrom('conversations')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('workspace_id', '=', 'ws')
+      .where('id', 'like', 'wide-%')
+      .where('dirty', '=', true)
+      .executeTakeFirstOrThrow();
+    expect(Number(count)).toBe(conversations);
   });
 });
