@@ -15,6 +15,9 @@
  * - Each decision is one line in the guard's log (ROTSCOPE_GUARD_LOG, default
  *   `~/.rotscope/guard.log`) and, with a server configured (ROTSCOPE_URL), one span
  *   `rotscope.guard` over OTLP/HTTP JSON (at most 1 s). A result within budget writes nothing.
+ * - With a server configured, the window Claude Code reported for the session (the status line's
+ *   note, ./statusline.ts) goes to the server once as a `rotscope.window` span, from the first
+ *   tool call after the status line left it.
  * - Any error lets the call through unchanged: the exit code is always 0.
  *
  * Tokens are estimated as bytes / 4 (what rotscope assumes for sizes without a tokenizer).
@@ -27,9 +30,12 @@ import {
   lastUsage,
   readKnobs,
   readStdinSync,
+  readWindowNote,
   shareOf,
   shortTokens,
   windowFor,
+  writeWindowNote,
+  type WindowNote,
 } from './statusline.ts';
 
 type Obj = Record<string, unknown>;
@@ -314,12 +320,73 @@ export function guardSpan(decision: NonNullable<Decision['log']>, session: strin
 }
 
 /**
- * Sends the span with a 1 s bound, synchronously (this process ends right after): a child
- * `node` posts it, so the hook itself loads no HTTP stack. A failure is logged, never raised.
+ * The window Claude Code reported for a session (the status line's note, ./statusline.ts) as one
+ * OTLP/JSON span `rotscope.window`, which the server stores as the window of the session's calls
+ * (src/ingest/agent-windows.ts). Its ids come from the session and the pair: a re-send is
+ * stored once.
  */
-function sendSpan(env: Env, span: Obj): void {
+export function windowSpan(note: WindowNote, at: Date): Obj {
+  const ns = String(BigInt(at.getTime()) * 1_000_000n);
+  const hash = (text: string, length: number) =>
+    builtin('node:crypto').createHash('sha256').update(text).digest('hex').slice(0, length);
+  const attr = (key: string, value: string | number) => ({
+    key,
+    value: typeof value === 'number' ? { intValue: String(value) } : { stringValue: value },
+  });
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [attr('service.name', 'rotscope-statusline')] },
+        scopeSpans: [
+          {
+            scope: { name: 'rotscope.window' },
+            spans: [
+              {
+                traceId: hash(`session:${note.sessionId}`, 32),
+                spanId: hash(`window:${note.sessionId}:${note.model}:${note.window}`, 16),
+                name: 'rotscope.window',
+                kind: 1,
+                startTimeUnixNano: ns,
+                endTimeUnixNano: ns,
+                attributes: [
+                  attr('session.id', note.sessionId),
+                  attr('rotscope.window.model', note.model),
+                  attr('rotscope.window.tokens', note.window),
+                  attr('rotscope.window.reporter', 'claude_code.statusline'),
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/**
+ * Sends the session's window note once, when the status line left a new one (a child `node`
+ * posts it, as a decision's span: a tool call pays that only then); marked sent when the server
+ * took it, so a server that is away gets it on a later tool call.
+ */
+export function sendWindowNote(env: Env, sessionId: string, now = new Date()): void {
+  if (str(env.ROTSCOPE_URL) === undefined) return;
+  const note = readWindowNote(env, sessionId);
+  if (note === undefined || note.sent) return;
+  if (!sendSpan(env, windowSpan(note, now))) return;
+  // the status line may have left another pair meanwhile: that one is still to send
+  const still = readWindowNote(env, sessionId);
+  if (still?.model === note.model && still.window === note.window)
+    writeWindowNote(env, { ...note, sent: true });
+}
+
+/**
+ * Sends the span with a 1 s bound, synchronously (this process ends right after): a child
+ * `node` posts it, so the hook itself loads no HTTP stack. A failure is logged, never raised;
+ * true when the server took it.
+ */
+function sendSpan(env: Env, span: Obj): boolean {
   const url = str(env.ROTSCOPE_URL);
-  if (url === undefined) return;
+  if (url === undefined) return false;
   const script =
     'const [u,t,b]=process.argv.slice(1);fetch(u,{method:"POST",headers:{"content-type":"application/json",...(t?{authorization:"Bearer "+t}:{})},body:b,signal:AbortSignal.timeout(1000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))';
   const sent = builtin('node:child_process').spawnSync(
@@ -334,6 +401,7 @@ function sendSpan(env: Env, span: Obj): void {
     { timeout: 2_000, stdio: 'ignore' },
   );
   if (sent.status !== 0) appendLog(env, `${stamp(new Date())}  span not sent to ${url}`);
+  return sent.status === 0;
 }
 
 /** Runs the guard for one hook input; returns what to print (possibly nothing). Never throws. */
@@ -346,6 +414,14 @@ export function guardCommand(stdin: string, env: Env, now = new Date()): string 
       const session = str(input.session_id) ?? 'unknown';
       appendLog(env, logLine(decision.log, session, now));
       sendSpan(env, guardSpan(decision.log, session, now));
+    }
+    const session = str(input.session_id);
+    if (session !== undefined) {
+      try {
+        sendWindowNote(env, session, now);
+      } catch {
+        // the window goes with a later tool call
+      }
     }
     return decision.output ? JSON.stringify(decision.output) : '';
   } catch (error) {

@@ -24,6 +24,10 @@
  *   ROTSCOPE_KNOBS_FILE): the status line's colours and the guard's budget then follow the
  *   detectors' knobs. A server that does not answer leaves the last file in place.
  *
+ * - With a server configured, every run sends the window Claude Code reported for the session
+ *   (the status line's note, ./statusline.ts: `model.id` and `context_window.context_window_size`)
+ *   as one `rotscope.window` span, once per pair (the guard does the same on tool calls).
+ *
  * It never blocks compaction: the exit code is always 0, and every error is written to the log.
  */
 import { execFile } from 'node:child_process';
@@ -44,8 +48,8 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { guardCommand } from './guard.ts';
-import { knobsPath, lastUsage } from './statusline.ts';
+import { guardCommand, windowSpan } from './guard.ts';
+import { knobsPath, lastUsage, readWindowNote, writeWindowNote } from './statusline.ts';
 
 type Env = Record<string, string | undefined>;
 type Obj = Record<string, unknown>;
@@ -478,6 +482,26 @@ async function sessionStarted(input: Obj, env: Env, log: (text: string) => void,
   );
 }
 
+/**
+ * The window Claude Code reported for the session (the status line's note, ./statusline.ts) to
+ * the server, once: marked sent when the server took it, else left for the next hook or guard run.
+ */
+async function sendWindow(input: Obj, env: Env, log: (text: string) => void, now: Date) {
+  const sessionId = str(input.session_id);
+  if (!str(env.ROTSCOPE_URL) || sessionId === undefined) return;
+  const note = readWindowNote(env, sessionId);
+  if (note === undefined || note.sent) return;
+  const error = await sendSpan(windowSpan(note, now), env);
+  if (error !== null) {
+    log(`error=window span not sent (kept for the next run): ${error}  session_id=${sessionId}`);
+    return;
+  }
+  // the status line may have left another pair meanwhile: that one is still to send
+  const still = readWindowNote(env, sessionId);
+  if (still?.model === note.model && still.window === note.window)
+    writeWindowNote(env, { ...note, sent: true });
+}
+
 /** Sends a span; one the server did not take waits in `unsent/` for the next run. */
 async function sendOrKeep(
   body: unknown,
@@ -534,6 +558,7 @@ export async function hookCommand(
           ? afterCompact(input, env, log, now())
           : sessionStarted(input, env, log, now()),
       );
+    await sendWindow(input, env, log, now());
   } catch (error) {
     log(`error=${event}: ${(error as Error).message}`);
   }

@@ -7,6 +7,10 @@
  * main-thread assistant message with a real usage; the status JSON's `context_window` only when
  * the transcript has no usage yet), so a 1 GB transcript costs what a 1 MB one does.
  *
+ * It also leaves the window Claude Code itself reports (`model.id`,
+ * `context_window.context_window_size`) in a small per-session file (`~/.rotscope/windows/`, mode
+ * 0600) when the pair changes; the next hook or guard run sends it to the server (no network here).
+ *
  * Synchronous, with no dependency; its one relative import is the dependency-free usage rules
  * (src/model/usage-rules.ts). The build compiles these files alone to CommonJS
  * (tsconfig.statusline.json → dist/cjs/), which bin/rotscope-statusline.cjs loads without
@@ -158,6 +162,74 @@ export function readContext(status: Obj, env: Record<string, string | undefined>
   };
 }
 
+/** The window Claude Code reports for a session, as the status line leaves it for the hooks. */
+export interface WindowNote {
+  sessionId: string;
+  model: string;
+  window: number;
+  /** Set by the hook or guard run that sent it to the server. */
+  sent?: boolean;
+}
+
+/**
+ * Where the status line leaves the window Claude Code reports, one file per session:
+ * ROTSCOPE_WINDOWS_DIR, else `~/.rotscope/windows/`.
+ */
+export function windowNotePath(
+  env: Record<string, string | undefined>,
+  sessionId: string,
+): string | null {
+  const home = str(env.HOME);
+  const dir =
+    str(env.ROTSCOPE_WINDOWS_DIR) ?? (home ? path.join(home, '.rotscope', 'windows') : null);
+  return dir === null ? null : path.join(dir, `${sessionId.replace(/[^\w-]/g, '_')}.json`);
+}
+
+/** The session's window note, or undefined. */
+export function readWindowNote(
+  env: Record<string, string | undefined>,
+  sessionId: string,
+): WindowNote | undefined {
+  const file = windowNotePath(env, sessionId);
+  if (file === null) return undefined;
+  try {
+    const note = obj(JSON.parse(fs.readFileSync(file, 'utf8')));
+    const model = str(note?.model);
+    const window = num(note?.window);
+    if (model === undefined || window <= 0) return undefined;
+    return { sessionId, model, window, sent: note?.sent === true };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the note whole (mode 0600, its folder 0700), then renames it into place. */
+export function writeWindowNote(env: Record<string, string | undefined>, note: WindowNote): void {
+  const file = windowNotePath(env, note.sessionId);
+  if (file === null) return;
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(note), { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
+
+/**
+ * Leaves the window Claude Code itself reports for this session (`model.id` and
+ * `context_window.context_window_size` of the status JSON) where the next hook or guard run sends
+ * it to the server (src/cli/hook.ts, ./guard.ts): no network here, and a write only when the pair
+ * changed (one small read per render otherwise).
+ */
+export function noteReportedWindow(status: Obj, env: Record<string, string | undefined>): void {
+  const sessionId = str(status.session_id);
+  const model = str(obj(status.model)?.id);
+  const window = num(obj(status.context_window)?.context_window_size);
+  if (sessionId === undefined || model === undefined || !Number.isInteger(window) || window <= 0)
+    return;
+  const known = readWindowNote(env, sessionId);
+  if (known !== undefined && known.model === model && known.window === window) return;
+  writeWindowNote(env, { sessionId, model, window });
+}
+
 /** Repo name and branch from `.git/HEAD` at `dir` or above (worktrees too); no git process. */
 export function gitInfo(dir: string): { repo: string; branch: string } | null {
   let current = path.resolve(dir);
@@ -266,6 +338,11 @@ export function statuslineCommand(
       const dir = str(workspace?.current_dir) ?? str(status.cwd) ?? str(workspace?.project_dir);
       const color = env.NO_COLOR === undefined || env.NO_COLOR === '';
       const reading = readContext(status, env);
+      try {
+        noteReportedWindow(status, env);
+      } catch {
+        // the line matters more than the note: the next render tries again
+      }
       line = formatStatusLine(
         dir ? gitInfo(dir) : null,
         reading,

@@ -35,7 +35,8 @@ export type UsageRule =
  * - `override`: a workspace window override;
  * - `model_id`: the model id names it (`[1m]`, `-1m`);
  * - `agent`: the agent reports the call's window itself (Codex's `model_context_window` in
- *   its session files);
+ *   its session files, Qwen Code's `window_size_tokens`, Copilot CLI's `token_limit`, Claude
+ *   Code's status line and the Agent SDK's `contextWindow` through {@link ReportedWindow});
  * - `inferred`: usage above the window otherwise known, moved to the next size of the family;
  * - `compaction`: the agent auto-compacted where a 200k window does (Claude Code near 167k
  *   tokens); set by the `context_too_full` detector on what it judges, never stored on a call;
@@ -198,6 +199,24 @@ export interface ConversationProject {
   conversationId: string;
   project: string;
   /** When the producer reported it (Unix ns, decimal). */
+  atNs: string;
+}
+
+/**
+ * A context window an agent reported for a conversation's calls of one model, apart from the
+ * calls (Claude Code's status line through rotscope's hooks, the Agent SDK's result message
+ * through @rotscope/sdk): stored, and given to the conversation's calls of that model, stored
+ * before or after, unless an override wins (window source `agent`; src/store/agent-windows.ts).
+ */
+export interface ReportedWindow {
+  workspaceId: string;
+  conversationId: string;
+  /** The model id as the agent names it. */
+  model: string;
+  window: number;
+  /** Who reported it (`claude_code.statusline`, `claude_agent_sdk`, ...). */
+  reporter: string;
+  /** When it was reported (Unix ns, decimal). */
   atNs: string;
 }
 

@@ -5,6 +5,9 @@
  */
 import { guardDecisionOf, isGuardSpan } from '../ingest/guard-spans.ts';
 import { insertGuardDecisions } from '../store/guard-decisions.ts';
+import { isWindowSpan, reportedWindowOf } from '../ingest/agent-windows.ts';
+import { applyAgentWindows, recordAgentWindows } from '../store/agent-windows.ts';
+import { CLAUDE_CODE_CALL_PRODUCERS } from '../model/window-catalog.ts';
 import {
   callContentFromLogs,
   normalizeLogs,
@@ -19,9 +22,10 @@ import {
   LOG_CALL_PRODUCERS,
   SPLIT_EVIDENCE_PRODUCERS,
 } from '../ingest/producers.ts';
-import type { Normalized } from '../model/calls.ts';
+import type { LlmCall, Normalized } from '../model/calls.ts';
 import type { LogRecord, Span } from '../model/telemetry.ts';
-import type { Store } from '../store/db.ts';
+import type { Db, Store } from '../store/db.ts';
+import type { IngestMark } from '../store/conversations.ts';
 import {
   applyCallContent,
   insertCalls,
@@ -119,6 +123,11 @@ export class IngestPipeline {
     // The tool-result guard's spans are rows of their own (src/ingest/guard-spans.ts).
     const guard = spans.flatMap((span) => guardDecisionOf(workspaceId, span) ?? []);
     if (guard.length > 0) spans = spans.filter((span) => !isGuardSpan(span));
+    // Windows the agent reported apart from its calls (src/ingest/agent-windows.ts).
+    const windows = spans.flatMap((span) =>
+      isWindowSpan(span) ? (reportedWindowOf(workspaceId, span) ?? []) : [],
+    );
+    if (windows.length > 0) spans = spans.filter((span) => !isWindowSpan(span));
     // in slices that give the event loop back: a large batch holds up no other request
     const batch = await normalizeSpansSliced(spans, await this.#context(workspaceId));
     if (guard.length > 0)
@@ -129,6 +138,15 @@ export class IngestPipeline {
           await insertGuardDecisions(tx.db, guard);
         },
       });
+    if (windows.length > 0)
+      await this.#committer.submit({
+        signal,
+        keys: windows.map((w) => `conversation:${workspaceId}:${w.conversationId}`),
+        run: async (tx) => {
+          // the calls stored before the report are judged again (marked from the earliest)
+          tx.conversations.note(workspaceId, await recordAgentWindows(tx.db, workspaceId, windows));
+        },
+      });
     if (batch.keep.length > 0) {
       await this.#committer.submit({
         signal,
@@ -137,6 +155,7 @@ export class IngestPipeline {
           const trx = tx.db;
           if (this.#keepRawSpans) await insertSpans(tx, workspaceId, batch.keep);
           const calls = await insertCalls(tx, batch.normalized.calls, this.#spanPrecedence);
+          const reported = await withReportedWindows(tx.db, workspaceId, batch.normalized.calls);
           // Content logged before its span arrived is applied now.
           const logged = await loadLogRecordsOfSpans(trx, workspaceId, batch.normalized.calls);
           const content =
@@ -155,13 +174,16 @@ export class IngestPipeline {
           const compactions = await insertCompactions(trx, batch.normalized.compactions);
           tx.conversations.note(
             workspaceId,
-            [...calls, ...content, ...toolParts, ...gemini, ...compactions],
+            [...calls, ...reported, ...content, ...toolParts, ...gemini, ...compactions],
             batch.normalized.projects,
           );
         },
       });
     }
-    return { stored: batch.keep.length + guard.length, dropped: batch.dropped };
+    return {
+      stored: batch.keep.length + guard.length + windows.length,
+      dropped: batch.dropped,
+    };
   }
 
   /** Stores a batch of log records; like {@link ingestSpans}. */
@@ -186,6 +208,7 @@ export class IngestPipeline {
           await insertLogRecords(trx, workspaceId, batch.keep);
           const merged: CallsOutcome = { partsDropped: [], merged: 0 };
           const calls = await insertCalls(tx, batch.normalized.calls, this.#precedence, merged);
+          const reported = await withReportedWindows(tx.db, workspaceId, batch.normalized.calls);
           const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls, merged);
           const content = await applyCallContent(trx, workspaceId, batch.callContent);
           await insertToolResults(tx, batch.normalized.toolResults);
@@ -199,6 +222,7 @@ export class IngestPipeline {
           const compactions = await insertCompactions(trx, batch.normalized.compactions);
           tx.conversations.note(workspaceId, [
             ...calls,
+            ...reported,
             ...sideCalls,
             ...content,
             ...toolParts,
@@ -234,6 +258,7 @@ export class IngestPipeline {
       run: async (tx) => {
         merged.merged = 0;
         const calls = await insertCalls(tx, normalized.calls, this.#precedence, merged);
+        calls.push(...(await withReportedWindows(tx.db, workspaceId, normalized.calls)));
         await insertToolResults(tx, normalized.toolResults);
         const compactions = await insertCompactions(tx.db, normalized.compactions);
         const { historyBeforeNs } = options;
@@ -258,6 +283,32 @@ export class IngestPipeline {
   context(workspaceId: string): Promise<NormalizeContext> {
     return this.#context(workspaceId);
   }
+}
+
+/**
+ * Gives the windows Claude Code reported apart from its calls (its status line, through
+ * rotscope's hooks; src/store/agent-windows.ts) to its calls just stored; the marks of the
+ * conversations whose calls changed. Only Claude Code's calls look: one statement per batch of
+ * theirs, none for other producers.
+ */
+async function withReportedWindows(
+  db: Db,
+  workspaceId: string,
+  calls: readonly LlmCall[],
+): Promise<IngestMark[]> {
+  const reportable = calls.filter(
+    (call) =>
+      CLAUDE_CODE_CALL_PRODUCERS.includes(call.producer) && call.windowSource !== 'override',
+  );
+  if (reportable.length === 0) return [];
+  let fromNs = reportable[0]!.startNs;
+  for (const call of reportable) if (BigInt(call.startNs) < BigInt(fromNs)) fromNs = call.startNs;
+  return applyAgentWindows(
+    db,
+    workspaceId,
+    [...new Set(reportable.map((call) => call.conversationId))],
+    fromNs,
+  );
 }
 
 /**
