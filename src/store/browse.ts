@@ -44,6 +44,11 @@ export interface ConversationSummary {
   fullestShare: number | null;
   models: string[];
   /**
+   * The models of its calls that carry token counts but were stored without a window: no
+   * source knows it, so context_too_full does not judge them (unless an override now does).
+   */
+  windowUnknown: string[];
+  /**
    * The coding agent that ran the conversation, with its version when it sent one ("Claude
    * Code 2.1.332"); null when the calls come from a library or SDK (their producers say).
    */
@@ -108,6 +113,11 @@ export async function listConversations(
       >`array_agg(DISTINCT coalesce(response_model, request_model)) FILTER (WHERE coalesce(response_model, request_model) IS NOT NULL)`.as(
         'models',
       ),
+      sql<
+        string[] | null
+      >`array_agg(DISTINCT coalesce(response_model, request_model) ORDER BY coalesce(response_model, request_model)) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NULL AND coalesce(response_model, request_model) IS NOT NULL)`.as(
+        'window_unknown',
+      ),
       sql<string>`count(DISTINCT stream_key)`.as('streams'),
       sql<string[]>`array_agg(DISTINCT producer ORDER BY producer)`.as('producers'),
       sql<string | null>`max(agent_version)`.as('agent_version'),
@@ -162,6 +172,7 @@ export async function listConversations(
       maxContextTokens: countOf(row.max_context),
       fullestShare: row.fullest_share === null ? null : Number(row.fullest_share),
       models: row.models ?? [],
+      windowUnknown: row.window_unknown ?? [],
       agent: agentLabel(row.producers ?? [], row.agent_version),
       project: projects.get(row.conversation_id) ?? null,
       producers: row.producers ?? [],

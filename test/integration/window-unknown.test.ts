@@ -155,6 +155,13 @@ describe('a model no source knows', () => {
     expect(coverage.windowsUnknown).toEqual([{ model: MODEL, calls: 3 }]);
     expect(coverage.modelsWithoutWindow).toEqual([MODEL]);
 
+    const list = await api<{
+      items: Array<{ id: string; fullestShare: number | null; windowUnknown: string[] }>;
+    }>('GET', '/api/conversations');
+    expect(list.items).toEqual([
+      expect.objectContaining({ id: 'unknown-1', fullestShare: null, windowUnknown: [MODEL] }),
+    ]);
+
     // A second batch of the same model: judged blind again, announced no more.
     await sendConversation('unknown-2', [120_000, 140_000]);
     await evaluated(['unknown-1', 'unknown-2']);
@@ -181,5 +188,10 @@ describe('a model no source knows', () => {
     expect(known.windowsUnknown).toEqual([]);
     expect(known.modelsWithoutWindow).toEqual([]);
     expect(known.detectors.context_too_full!.covered).toBe(5);
+    const listed = await api<{ items: Array<{ windowUnknown: string[] }> }>(
+      'GET',
+      '/api/conversations',
+    );
+    expect(listed.items.map((c) => c.windowUnknown)).toEqual([[], []]);
   }, 60_000);
 });

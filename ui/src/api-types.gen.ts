@@ -242,6 +242,8 @@ export interface paths {
                 /** @description The fullest call's usage as a share of its window; null when no call knows both. */
                 fullestShare: number | null;
                 models: string[];
+                /** @description Models of its calls with token counts and no window (no source knows it, no window override covers it): context_too_full does not judge those calls; the console says "window unknown". */
+                windowUnknown: string[];
                 /** @description The coding agent that ran it, with its version when sent ("Claude Code 2.1.332"); null for a library or SDK. */
                 agent: string | null;
                 /** @description Where it runs: the working directory or repository its producer last reported; null when none did. */

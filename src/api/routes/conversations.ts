@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { DETECTOR_IDS } from '../../model/findings.ts';
 import { getConversation, getRun, listConversations } from '../../store/browse.ts';
 import { getCoverage, type Coverage } from '../../reading/coverage.ts';
+import { overrideWindow } from '../../ingest/windows.ts';
+import { getAlertSettings } from '../../store/alerts.ts';
 import { NO_WORKSPACE, recentRefusals, refusalsWithoutWorkspace } from '../../store/refusals.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { reasonText, refusalHint } from '../refusals.ts';
@@ -47,6 +49,11 @@ const conversationSummary = z.object({
     .nullable()
     .describe("The fullest call's usage as a share of its window; null when no call knows both."),
   models: z.array(z.string()),
+  windowUnknown: z
+    .array(z.string())
+    .describe(
+      'Models of its calls with token counts and no window (no source knows it, no window override covers it): context_too_full does not judge those calls; the console says "window unknown".',
+    ),
   agent: z
     .string()
     .nullable()
@@ -317,14 +324,20 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
         response: { 200: pageOf(conversationSummary), 400: errorSchema },
       },
     },
-    async (request) =>
-      toPage(
-        await listConversations(db, request.workspaceId, {
-          limit: request.query.limit,
-          after: readCursor(request.query.cursor, ['bigint', 'text']),
-          search: request.query.q,
-        }),
-      ),
+    async (request) => {
+      const page = await listConversations(db, request.workspaceId, {
+        limit: request.query.limit,
+        after: readCursor(request.query.cursor, ['bigint', 'text']),
+        search: request.query.q,
+      });
+      // a model an override covers now is judged (the evaluator applies overrides as it reads)
+      const { windowOverrides } = await getAlertSettings(db, request.workspaceId);
+      const unknown = (model: string) => overrideWindow(model, windowOverrides) === null;
+      return toPage({
+        ...page,
+        items: page.items.map((c) => ({ ...c, windowUnknown: c.windowUnknown.filter(unknown) })),
+      });
+    },
   );
 
   app.get(

@@ -41,7 +41,11 @@ export function ConversationDetail({ id, finding }: { id: string; finding: strin
             </dd>
             <dt>Fullest call</dt>
             <dd>
-              <Fullness share={conversation.fullestShare} tokens={conversation.maxContextTokens} />
+              <Fullness
+                share={conversation.fullestShare}
+                tokens={conversation.maxContextTokens}
+                windowUnknown={conversation.windowUnknown}
+              />
             </dd>
             <dt>Project</dt>
             <dd className="conversation-project">{conversation.project ?? '–'}</dd>

@@ -113,6 +113,7 @@ function ConversationList({ query }: { query: string }) {
                   <Fullness
                     share={conversation.fullestShare}
                     tokens={conversation.maxContextTokens}
+                    windowUnknown={conversation.windowUnknown}
                   />
                 </td>
                 <td>{conversation.models.join(', ') || '–'}</td>

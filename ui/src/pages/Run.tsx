@@ -18,6 +18,7 @@ import {
   fullest,
   isSideCall,
   wholePercent,
+  windowUnknownModels,
   type StreamFilter,
 } from '../run/strip-model.ts';
 import type { Strip } from '../run/types.ts';
@@ -58,6 +59,7 @@ function RunBody({
   const [filter, setFilter] = useState<StreamFilter>('all');
   const model = useMemo(() => buildModel(strip, filter), [strip, filter]);
   const top = fullest(model);
+  const windowUnknown = useMemo(() => windowUnknownModels(strip), [strip]);
   const finding = strip.findings.find((f) => f.findingId === selected) ?? null;
   const agents = strip.streams.map((s, k) => ({ ...s, k })).filter((s) => s.agentId !== null);
   const sideCalls = strip.columns.side.some((s) => s >= 0);
@@ -72,6 +74,15 @@ function RunBody({
         {` · ${strip.streams.length} stream${strip.streams.length === 1 ? '' : 's'}`}
         {agents.length > 0 ? ` (${agents.length} sub-agent${agents.length === 1 ? '' : 's'})` : ''}
         {top ? ` · fullest call #${top.index + 1} at ${wholePercent(top.share)} of its window` : ''}
+        {windowUnknown.length > 0 && (
+          <span
+            className="sight-blind window-unknown"
+            title="no source knows the window of these models: their calls are not judged for context too full; set a window override on the Context rot alert page"
+          >
+            {' '}
+            · window unknown for {windowUnknown.join(', ')}
+          </span>
+        )}
       </p>
       {(agents.length > 0 || sideCalls) && (
         <label className="stream-filter">

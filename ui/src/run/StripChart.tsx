@@ -360,6 +360,8 @@ function callDetail(strip: Strip, model: StripModel, i: number) {
   const share = model.share[i]!;
   const parts = partsOf(strip, i);
   const used = c.context[i] ?? null;
+  // token counts but no window: not judged for context too full
+  const windowUnknown = used !== null && (c.window[i] ?? null) === null;
   // a part's share of the input, as the findings write it (tool_takeover: tokens / the input)
   const partShare = (tokens: number) =>
     used !== null && used > 0 ? ` (${wholePercent(tokens / used)})` : '';
@@ -375,7 +377,9 @@ function callDetail(strip: Strip, model: StripModel, i: number) {
       <dd>{(c.model[i] ?? -1) >= 0 ? strip.models[c.model[i]!] : 'unknown'}</dd>
       <dt>Usage</dt>
       <dd className={`level-${levelOf(share, strip.bands)}`}>
-        {formatTokens(c.context[i])} of {formatTokens(c.window[i])} ({wholePercent(share)})
+        {windowUnknown
+          ? `${formatTokens(c.context[i])} tokens · window unknown`
+          : `${formatTokens(c.context[i])} of ${formatTokens(c.window[i])} (${wholePercent(share)})`}
       </dd>
       <dt>Tokens</dt>
       <dd>
@@ -383,8 +387,10 @@ function callDetail(strip: Strip, model: StripModel, i: number) {
         {formatTokens(c.cacheWrite[i])} · output {formatTokens(c.output[i])}
       </dd>
       <dt>Window</dt>
-      <dd>
-        {formatTokens(c.window[i])}
+      <dd className={windowUnknown ? 'window-unknown' : undefined}>
+        {windowUnknown
+          ? 'unknown: no source knows this model, so the call is not judged for context too full; set a window override on the Context rot alert page'
+          : formatTokens(c.window[i])}
         {source ? ` (${source})` : ''}
       </dd>
       <dt>Finish</dt>

@@ -56,6 +56,21 @@ export function buildModel(strip: Strip, filter: StreamFilter): StripModel {
   return { order: Int32Array.from(shown), positionOf, share, maxContext };
 }
 
+/**
+ * The models of the strip's calls that carry token counts but no window: no source knows them,
+ * so context_too_full does not judge those calls (the run view says "window unknown").
+ */
+export function windowUnknownModels(strip: Strip): string[] {
+  const { context, window, model } = strip.columns;
+  const models = new Set<string>();
+  for (let i = 0; i < strip.calls; i++) {
+    if ((context[i] ?? null) === null || (window[i] ?? null) !== null) continue;
+    const m = model[i] ?? -1;
+    models.add(m >= 0 ? (strip.models[m] ?? '(no model)') : '(no model)');
+  }
+  return [...models].sort();
+}
+
 /** The level of a call in the workspace's colour bands (dim for an unknown share). */
 export function levelOf(share: number, bands: Strip['bands']): ReturnType<typeof usageLevel> {
   return Number.isNaN(share) ? 'dim' : usageLevel(share, bands);
