@@ -9,12 +9,13 @@
  * one transaction at a time; the test runs on both.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startEvaluator } from '../../../src/evaluator/loop.ts';
 import { IngestPipeline } from '../../../src/receiver/pipeline.ts';
+import { openStore, type Store } from '../../../src/store/db.ts';
 import { ensureWorkspace } from '../../../src/store/workspaces.ts';
 import { genAiChatAttributes } from '../../helpers/otel.ts';
-import { createTestStore, usingPostgres, type TestStore } from '../../helpers/store.ts';
+import { createTestStore, type TestStore } from '../../helpers/store.ts';
 import { span } from '../../unit/ingest/helpers.ts';
 
 const SENDERS = 16;
@@ -45,40 +46,48 @@ describe('concurrent batches over shared conversations', () => {
     store = await createTestStore();
     await ensureWorkspace(store.db, 'ws');
   });
-  let closed = false;
-  afterAll(() => (closed ? undefined : store?.close()));
+  afterAll(() => store?.close());
 
   /**
-   * Deadlocks PostgreSQL found in the test's database. A session reports them to the statistics
-   * when it ends: this closes the store and waits for its sessions to be gone first.
+   * The store the senders and the evaluator use, and the deadlocks PostgreSQL found in its
+   * sessions once they ended (a session reports them to the statistics when it ends). On
+   * PostgreSQL a pool of its own on the test's database; on PGlite the test's store.
    */
-  async function deadlocksAfterClosing(): Promise<number> {
-    await store.close();
-    closed = true;
+  async function ownStore(): Promise<{ store: Store; deadlocks(): Promise<number> }> {
+    if (!store.url) return { store, deadlocks: async () => 0 };
     const admin = new pg.Client({ connectionString: store.url });
     await admin.connect();
-    try {
-      const others = `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid()`;
-      await expect
-        .poll(async () => (await admin.query<{ n: number }>(others)).rows[0]!.n, {
-          timeout: 10_000,
-        })
-        .toBe(0);
-      const { rows } = await admin.query<{ deadlocks: string }>(
-        'SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()',
-      );
-      return Number(rows[0]!.deadlocks);
-    } finally {
-      await admin.end();
-    }
+    onTestFinished(() => admin.end());
+    const sessions = async () =>
+      (
+        await admin.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()',
+        )
+      ).rows[0]!.n;
+    const before = await sessions();
+    const own = await openStore({ databaseUrl: store.url, dataDir: 'memory://' });
+    let closed = false;
+    onTestFinished(() => (closed ? undefined : own.close()));
+    return {
+      store: own,
+      async deadlocks() {
+        await own.close();
+        closed = true;
+        await expect.poll(sessions).toBe(before);
+        const { rows } = await admin.query<{ deadlocks: string }>(
+          'SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()',
+        );
+        return Number(rows[0]!.deadlocks);
+      },
+    };
   }
 
   it('all commit, with the evaluator claiming the same conversations meanwhile', async () => {
-    const pipeline = new IngestPipeline(store);
+    const own = await ownStore();
+    const pipeline = new IngestPipeline(own.store);
     const silent = { info() {}, warn() {}, error() {} };
     const evaluator = startEvaluator({
-      store,
+      store: own.store,
       config: { evaluatorQuietMs: 0, evaluatorPollMs: 5 },
       log: silent,
       batchSize: 16,
@@ -101,7 +110,7 @@ describe('concurrent batches over shared conversations', () => {
       .where('workspace_id', '=', 'ws')
       .executeTakeFirstOrThrow();
     expect(Number(count)).toBe(SENDERS * BATCHES_PER_SENDER * SPANS_PER_BATCH);
-    if (usingPostgres) expect(await deadlocksAfterClosing()).toBe(0);
+    expect(await own.deadlocks()).toBe(0);
   });
 
   it('writes a batch of more conversations than one statement binds (PGlite: 32,767 parameters)', async () => {
