@@ -42,7 +42,8 @@ import {
   responseModel,
 } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
-import { agentOfResource, contextWindowFor } from './windows.ts';
+import { callReportedWindow, eventReportedWindow } from './agent-windows.ts';
+import { agentOfResource, reportedWindowFor } from './windows.ts';
 
 /** The result of normalizing one batch of spans. */
 export interface SpanBatch {
@@ -339,6 +340,7 @@ function* normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): St
   }
 
   joinToolSpans(calls, toolResults);
+  reportedByRun(nodes, calls, ctx);
   return { keep, dropped, normalized: { calls, toolResults, compactions, projects } };
 }
 
@@ -399,7 +401,14 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
   const reqModel = requestModel(a);
   const resModel = responseModel(a, reqModel);
   const agent = agentOfResource(span.resource, isClaudeCodeSpan(span));
-  const win = contextWindowFor(resModel, usage.contextTokens, ctx.windowOverrides, agent);
+  // what the agent says on the call itself (Qwen Code's window_size_tokens), else the catalog's
+  const win = reportedWindowFor(
+    resModel,
+    callReportedWindow(a),
+    usage.contextTokens,
+    ctx.windowOverrides,
+    agent,
+  );
   const content = analyzeContent(a);
   let rawOut: unknown = null;
   let rawOutRead = false;
@@ -603,6 +612,32 @@ function toolNameFromSpanName(name: string): string {
  * without parts from messages get `source: 'tool_spans'` with the results since the previous
  * call of the stream. One unit per call (the first result's); other units are skipped.
  */
+/**
+ * GitHub Copilot CLI reports its window on the run's `invoke_agent` span
+ * (`github.copilot.session.usage_info` events, ./agent-windows.ts): the calls of that trace in
+ * the batch get it (source `agent`), unless an override or their own report gives theirs.
+ */
+function reportedByRun(nodes: readonly Node[], calls: LlmCall[], ctx: NormalizeContext): void {
+  let byTrace: Map<string, number> | null = null;
+  for (const n of nodes) {
+    if (n.span.events.length === 0) continue;
+    const window = eventReportedWindow(n.span);
+    if (window !== null) (byTrace ??= new Map()).set(n.span.traceId, window);
+  }
+  if (byTrace === null) return;
+  calls.forEach((call, i) => {
+    const reported = byTrace.get(call.traceId);
+    if (reported === undefined || call.windowSource === 'agent') return;
+    const win = reportedWindowFor(
+      call.responseModel ?? call.requestModel,
+      reported,
+      call.contextTokens,
+      ctx.windowOverrides,
+    );
+    calls[i] = { ...call, contextWindow: win.window, windowSource: win.source };
+  });
+}
+
 function joinToolSpans(calls: LlmCall[], results: readonly ToolResult[]): void {
   if (results.length === 0 || calls.length === 0) return;
   const byStream = new Map<string, LlmCall[]>();
