@@ -21,6 +21,7 @@ import { healthRoutes } from './health.ts';
 import { PendingWork } from './inflight.ts';
 import { IngestPipeline } from '../receiver/pipeline.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { ByteBudget } from './inflight.ts';
 import { otlpRoutes, replyStatus } from './otlp.ts';
 import { RPC_CODES } from '../otlp/responses.ts';
 import { apiRoutes } from './routes/index.ts';
@@ -213,7 +214,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
     { schema: { hide: true }, config: config.publicApiDocs ? {} : { scope: 'read' } },
     async () => app.swagger(),
   );
-  await app.register(otlpRoutes, { config, pipeline, metrics, work, events });
+  // One budget of ingest bytes in flight for OTLP bodies and transcript imports alike.
+  const ingestBudget = new ByteBudget(
+    config.maxInflightBytes,
+    config.maxWorkspaceInflightBytes,
+    (used) => metrics.ingestInflightBytes.set(used),
+  );
+  await app.register(otlpRoutes, { config, pipeline, metrics, work, events, budget: ingestBudget });
   await app.register(healthRoutes, {
     store,
     metrics,
@@ -226,6 +233,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     log: app.log,
     tokensChanged: auth.tokensChanged,
     pipeline,
+    ingestBudget,
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
   };
   for (const routes of apiRoutes) await app.register(routes, deps);

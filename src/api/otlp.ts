@@ -82,6 +82,11 @@ export interface OtlpRouteOptions {
   work: PendingWork;
   /** Rate-limited lines for data received and requests refused. */
   events: EventLog;
+  /**
+   * The byte budget of ingest bodies in flight, shared with POST /api/import (default: one of
+   * `maxInflightBytes`, `maxWorkspaceInflightBytes` of these routes' own).
+   */
+  budget?: ByteBudget;
 }
 
 export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions): Promise<void> {
@@ -97,9 +102,11 @@ export async function otlpRoutes(app: FastifyInstance, options: OtlpRouteOptions
     graceMs: config.ingestBodyGraceMs,
   };
 
-  const budget = new ByteBudget(config.maxInflightBytes, config.maxWorkspaceInflightBytes, (used) =>
-    metrics.ingestInflightBytes.set(used),
-  );
+  const budget =
+    options.budget ??
+    new ByteBudget(config.maxInflightBytes, config.maxWorkspaceInflightBytes, (used) =>
+      metrics.ingestInflightBytes.set(used),
+    );
   const rate = new ByteRateLimit(config.workspaceIngestBytesPerSecond);
   /**
    * Each admitted request's reservation, how much of it its Content-Length took, and the signal

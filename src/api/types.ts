@@ -26,8 +26,8 @@ export interface ApiDeps {
   pipeline?: IngestPipeline;
   /**
    * The byte budget of ingest bodies in flight (`maxInflightBytes`) that POST /api/import
-   * reserves its memory in: the OTLP routes' own, once they take one from outside (default: a
-   * budget of the import routes' own, of the same size).
+   * reserves its memory in: the OTLP routes' (src/api/app.ts shares one; default: a budget of
+   * the import routes' own, of the same size).
    */
   ingestBudget?: ByteBudget;
 }
