@@ -186,9 +186,9 @@ export function windowUnknownHint(models: readonly WindowUnknownCoverage[]): str
 
 /**
  * One producer's counts as coverage: the detectors blind to it and the hints for those it misses.
- * `unknown`: its models without a window; `context_too_full`'s hint names them and the setting
- * first, and gives the producer's own advice only for calls that lack something else (token
- * counts, a model): never "turn on telemetry" to an agent whose telemetry is on.
+ * `unknown`: its models without a window; `context_too_full`'s hint then names them and the
+ * setting, plus the generic advice when a library's other calls lack something else (token
+ * counts, a model); never "turn on telemetry" to an agent whose calls carry token counts.
  */
 function producerCoverage(
   { producer, calls, covered }: ProducerCounts,
@@ -197,12 +197,13 @@ function producerCoverage(
   const detectors = detectorsOf(covered);
   const agent = agentOf(producer);
   const hintFor = (d: CoverageDetector) => {
-    const own = coverageHint(producer, d) ?? DETECTOR_NEEDS[d].hint;
-    if (d !== 'context_too_full' || unknown.length === 0) return own;
+    const own = coverageHint(producer, d);
+    if (d !== 'context_too_full' || unknown.length === 0) return own ?? DETECTOR_NEEDS[d].hint;
+    // an agent whose calls carry token counts has its telemetry on: no telemetry advice to it
     const windowless = unknown.reduce((n, m) => n + m.calls, 0);
     const other = calls - covered[d] - windowless;
-    return other > 0
-      ? `${windowUnknownHint(unknown)}. Other calls: ${own}`
+    return other > 0 && own === undefined
+      ? `${windowUnknownHint(unknown)}. Other calls: ${DETECTOR_NEEDS[d].hint}`
       : windowUnknownHint(unknown);
   };
   return {
@@ -233,8 +234,16 @@ function workspaceHint(
     detector === 'context_too_full'
       ? (unknown.get(p.producer) ?? []).reduce((n, m) => n + m.calls, 0)
       : 0;
-  const missing = producers.filter((p) => p.covered[detector] + windowless(p) < p.calls);
   const models = detector === 'context_too_full' ? mergedModels(unknown) : [];
+  // with a model to name, an agent whose calls carry token counts (its telemetry is on) gets no
+  // telemetry advice for the few that do not
+  const missing = producers.filter(
+    (p) =>
+      p.covered[detector] + windowless(p) < p.calls &&
+      (models.length === 0 ||
+        coverageHint(p.producer, detector) === undefined ||
+        p.covered.history_lost === 0),
+  );
   const own = new Map<string, string>();
   let generic = false;
   for (const producer of missing) {
