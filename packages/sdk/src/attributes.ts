@@ -23,3 +23,14 @@ export const ATTR_COMPACTION_SUMMARY_SIZE = 'rotscope.compaction.summary_size';
 
 /** On an LLM span: the sizes of the input's parts, a JSON object of numbers (never text). */
 export const ATTR_INPUT_SIZES = 'rotscope.input.sizes';
+
+/** A window reported apart from the calls (the Claude Agent SDK's `contextWindow`): span name. */
+export const WINDOW_SPAN_NAME = 'rotscope.window';
+/** On a window span: the session, as Claude Code's own spans carry it (beside `gen_ai.conversation.id`). */
+export const ATTR_SESSION_ID = 'session.id';
+/** On a window span: the model id the window is for. */
+export const ATTR_WINDOW_MODEL = 'rotscope.window.model';
+/** On a window span: the window, tokens (a positive integer). */
+export const ATTR_WINDOW_TOKENS = 'rotscope.window.tokens';
+/** On a window span: who reported it (`claude-agent-sdk`). */
+export const ATTR_WINDOW_REPORTER = 'rotscope.window.reporter';

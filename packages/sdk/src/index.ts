@@ -2,7 +2,8 @@
  * @rotscope/sdk: tell rotscope which context drops were deliberate. Register
  * `RotscopeSpanProcessor` with your tracer provider, register your provider clients once with
  * `instrumentAnthropic` / `instrumentOpenAI` (the provider's own compactions and clears are
- * reported), and call `markCompaction()` where your own code compacts its history. See README.md.
+ * reported), and call `markCompaction()` where your own code compacts its history. Apps on the
+ * Claude Agent SDK report its windows with `observeAgentMessages(query(...))`. See README.md.
  */
 export {
   COMPACTION_KINDS,
@@ -12,6 +13,12 @@ export {
   type CompactionMark,
   type CompactionTrigger,
 } from './compaction.js';
+export {
+  AGENT_SDK_REPORTER,
+  observeAgentMessages,
+  reportAgentResult,
+  type AgentResultMessage,
+} from './agent-sdk.js';
 export {
   measureContext,
   recordContextSizes,
