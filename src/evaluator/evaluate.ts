@@ -70,6 +70,11 @@ export interface EvaluationResult {
   findingsEscalated: number;
   findingsUpdated: number;
   /**
+   * Findings created by judging again calls an earlier evaluation had judged (a window or a
+   * call that arrived later): stored with `late`, sent like any other.
+   */
+  findingsLate: number;
+  /**
    * Findings created or raised from imported history (anchored on calls before the
    * conversation's `historyBeforeNs`): stored with the call's time, not pushed to channels.
    */
@@ -187,8 +192,26 @@ export async function evaluateConversation(
   const history = claimed.historyBeforeNs === null ? null : new Map<string, string>();
   const checkpoints: Checkpoint[] = [];
   let { sinceCheckpoint } = state;
-  /** Every `checkpointEvery` calls, the state after the call is kept as a checkpoint. */
+  /** The furthest call an earlier evaluation fed: calls at or before it are judged again. */
+  const judgedNs = claimed.judgedNs ?? claimed.position?.ns ?? null;
+  /**
+   * The findings (`detector`, `anchor`) first reported while a call judged before was fed: late
+   * if created now.
+   */
+  const late = new Set<string>();
+  const keyOf = (draft: FindingDraft) => `${draft.detector}\u0000${draft.anchor}`;
+  let reported = 0;
+  /**
+   * Notes the drafts the call just fed first reported (late when the call was judged before);
+   * every `checkpointEvery` calls, keeps the state after the call as a checkpoint.
+   */
   const afterCall = (call: LlmCall, states: DetectorStates) => {
+    if (findings.size > reported) {
+      const fresh = findings.values().slice(reported);
+      reported = findings.size;
+      if (judgedNs !== null && BigInt(call.startNs) <= BigInt(judgedNs))
+        for (const draft of fresh) late.add(keyOf(draft));
+    }
     sinceCheckpoint += 1;
     if (checkpointEvery <= 0 || sinceCheckpoint < checkpointEvery) return;
     sinceCheckpoint = 0;
@@ -229,6 +252,7 @@ export async function evaluateConversation(
     findingsCreated: 0,
     findingsEscalated: 0,
     findingsUpdated: 0,
+    findingsLate: 0,
     findingsFromHistory: 0,
     deliveriesQueued: 0,
     findingEvents: [],
@@ -256,16 +280,15 @@ export async function evaluateConversation(
     for (const draft of ordered) {
       // a finding from imported history carries its call's time and is not pushed as new
       const fromHistory = historyAt.get(draft);
-      const upserted = await upsertFinding(
-        db,
-        claimed.workspaceId,
-        draft,
-        fromHistory ? { createdAt: fromHistory } : {},
-      );
+      const upserted = await upsertFinding(db, claimed.workspaceId, draft, {
+        ...(fromHistory ? { createdAt: fromHistory } : {}),
+        ...(late.has(keyOf(draft)) ? { late: true } : {}),
+      });
       if (upserted.outcome === 'updated') result.findingsUpdated += 1;
       if (upserted.outcome !== 'created' && upserted.outcome !== 'escalated') continue;
       if (upserted.outcome === 'created') result.findingsCreated += 1;
       else result.findingsEscalated += 1;
+      if (upserted.outcome === 'created' && late.has(keyOf(draft))) result.findingsLate += 1;
       result.findingEvents.push({
         detector: draft.detector,
         severity: upserted.severity,

@@ -68,6 +68,13 @@ export const findingSchema = z.object({
   updatedAt: isoTime,
   summary: z.string().describe('One human-readable line, counts and names only.'),
   details: z.record(z.string(), z.unknown()).describe('The numbers the detector reports.'),
+  late: z
+    .boolean()
+    .describe(
+      'True when the finding was made by judging calls again that had been judged already: a window ' +
+        'that arrived after them (the agent reported it, or a window override was saved) or a call ' +
+        'that arrived between them. Set when created, never changed.',
+    ),
 });
 
 /** A stored finding, as the API returns it (DESIGN §8). */

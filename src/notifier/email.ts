@@ -11,6 +11,7 @@ import { errorMessage, resolveAllowed } from './outbound.ts';
 import {
   detectorTitle,
   headlineNumbers,
+  LATE_NOTE,
   splitSummary,
   type ChannelPayload,
   type WindowUnknownPayload,
@@ -47,7 +48,8 @@ export function formatEmail(payload: ChannelPayload): EmailMessage {
     payload.type === 'test' ? '[test] ' : payload.type === 'finding.escalated' ? 'Escalated: ' : '';
   const { happened, advice } = splitSummary(finding.summary);
   const subjectSummary = happened.length > 120 ? `${happened.slice(0, 119)}…` : happened;
-  const subject = `[rotscope] ${prefix}${severity}: ${title} - ${subjectSummary}`.replace(
+  const late = finding.late ? ' (late)' : '';
+  const subject = `[rotscope] ${prefix}${severity}: ${title}${late} - ${subjectSummary}`.replace(
     /[\r\n]+/g,
     ' ',
   );
@@ -60,6 +62,9 @@ export function formatEmail(payload: ChannelPayload): EmailMessage {
     ['Conversation', finding.conversationId],
     ['Trace', finding.traceId],
     ['Found at', finding.createdAt],
+    ...(finding.late
+      ? ([['Late', LATE_NOTE.replace(/^late: /, '')]] as Array<[string, string]>)
+      : []),
   ];
   return messageOf(subject, `${prefix}${severity}: ${title}`, happened, advice, rows, {
     url: finding.url,

@@ -56,6 +56,12 @@ export interface WindowUnknownPayload {
 /** What a channel sends: a finding event (or a test message), or a window notice. */
 export type ChannelPayload = FindingPayload | WindowUnknownPayload;
 
+/**
+ * What people-facing channels say of a late finding (`late`: made when calls already judged were
+ * judged again, after a window or a call that arrived later).
+ */
+export const LATE_NOTE = 'late: judged again after a window or a call arrived later';
+
 /** The console's base URL: `publicUrl`, else `http://HOST:PORT`, without a trailing slash. */
 export function consoleBaseUrl(config: Pick<Config, 'publicUrl' | 'host' | 'port'>): string {
   const base =
@@ -154,6 +160,7 @@ export function testPayload(
     model: 'claude-sonnet-4-5',
     createdAt: at,
     updatedAt: at,
+    late: false,
     summary: 'Test message from rotscope: this channel works',
     details: { usage: 150_000, window: 200_000, percentage: 75, windowSource: 'catalog' },
   };

@@ -11,6 +11,7 @@ import { postJson } from './outbound.ts';
 import {
   detectorTitle,
   headlineNumbers,
+  LATE_NOTE,
   splitSummary,
   type ChannelPayload,
   type WindowUnknownPayload,
@@ -74,7 +75,8 @@ export function formatSlack(payload: ChannelPayload): SlackMessage {
   const severity = capitalize(finding.severity);
   const prefix =
     payload.type === 'test' ? '[test] ' : payload.type === 'finding.escalated' ? 'Escalated: ' : '';
-  const heading = `${SEVERITY_EMOJI[finding.severity] ?? ''} *${prefix}${severity} · ${escapeMrkdwn(title)}*`;
+  const late = finding.late ? ` (${LATE_NOTE})` : '';
+  const heading = `${SEVERITY_EMOJI[finding.severity] ?? ''} *${prefix}${severity} · ${escapeMrkdwn(title)}*${late}`;
   const fields: TextObject[] = [
     { type: 'mrkdwn', text: `*Severity*\n${severity}` },
     { type: 'mrkdwn', text: `*Detector*\n${escapeMrkdwn(title)}` },
@@ -88,7 +90,7 @@ export function formatSlack(payload: ChannelPayload): SlackMessage {
     });
   }
   return {
-    text: clip(`${prefix}[${finding.severity}] ${title}: ${finding.summary}`, 3000),
+    text: clip(`${prefix}[${finding.severity}] ${title}${late}: ${finding.summary}`, 3000),
     blocks: [
       {
         type: 'section',

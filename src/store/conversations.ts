@@ -34,6 +34,12 @@ export interface ClaimedConversation {
    * no import did.
    */
   historyBeforeNs: string | null;
+  /**
+   * The furthest call (start, Unix ns) an evaluation of the conversation has fed, even when a
+   * rewind moved the position back since; null before the first. A finding created on a call at
+   * or before it was found by judging that call again: it is late.
+   */
+  judgedNs?: string | null;
 }
 
 /** What one ingest transaction adds to a conversation. */
@@ -126,6 +132,57 @@ export async function noteConversations(
 export const markConversationsDirty = (db: Db, workspaceId: string, marks: readonly IngestMark[]) =>
   noteConversations(db, workspaceId, marks);
 
+/**
+ * The models the workspace's stored calls name (the response model, else the request model, as
+ * the evaluator reads them), each once.
+ */
+export async function storedCallModels(db: Db, workspaceId: string): Promise<string[]> {
+  const { rows } = await sql<{ model: string }>`
+    SELECT DISTINCT COALESCE(response_model, request_model) AS model FROM llm_calls
+     WHERE workspace_id = ${workspaceId}
+       AND COALESCE(response_model, request_model) IS NOT NULL
+     ORDER BY 1`.execute(db);
+  return rows.map((row) => row.model);
+}
+
+/**
+ * Marks for evaluation every conversation of the workspace with stored calls of these models
+ * (the response model, else the request model), from its earliest such call, as ingest marks a
+ * late call (`pending_from_ns` lowered, dirty since now unless already dirty): the evaluator
+ * judges those calls again, e.g. under a window override saved since. One statement; rows are
+ * locked in conversation id order first (ingest's order), so it cannot deadlock with ingest.
+ * Returns how many conversations it marked.
+ */
+export async function markModelCallsDirty(
+  db: Db,
+  workspaceId: string,
+  models: readonly string[],
+): Promise<number> {
+  if (models.length === 0) return 0;
+  const { rows } = await sql<{ marked: string }>`
+    WITH hit AS (
+      SELECT conversation_id, min(start_ns) AS from_ns FROM llm_calls
+       WHERE workspace_id = ${workspaceId}
+         AND COALESCE(response_model, request_model) = ANY(${[...new Set(models)]}::text[])
+       GROUP BY conversation_id
+    ), locked AS (
+      SELECT c.id, hit.from_ns FROM conversations c JOIN hit ON hit.conversation_id = c.id
+       WHERE c.workspace_id = ${workspaceId}
+       ORDER BY c.id FOR UPDATE OF c
+    ), marked AS (
+      UPDATE conversations c SET
+        dirty = true,
+        dirty_since = CASE WHEN c.dirty THEN COALESCE(c.dirty_since, now()) ELSE now() END,
+        last_ingest_at = now(),
+        pending_from_ns = LEAST(c.pending_from_ns, locked.from_ns),
+        updated_at = now()
+      FROM locked WHERE c.workspace_id = ${workspaceId} AND c.id = locked.id
+      RETURNING c.id
+    )
+    SELECT count(*)::text AS marked FROM marked`.execute(db);
+  return Number(rows[0]?.marked ?? 0);
+}
+
 /** The recorded project of each of these conversations (absent when none was reported). */
 export async function projectsOf(
   db: Db,
@@ -188,6 +245,7 @@ const CLAIMED_COLUMNS = [
   'eval_failures',
   'history_before_ns',
   sql<string>`last_ingest_at::text`.as('last_ingest_text'),
+  sql<string | null>`GREATEST(judged_ns, evaluated_ns)`.as('judged_to_ns'),
 ] as const;
 
 /**
@@ -264,6 +322,7 @@ function toClaimed(row: {
   eval_failures: number;
   history_before_ns: string | null;
   last_ingest_text: string;
+  judged_to_ns: string | null;
 }): ClaimedConversation {
   return {
     workspaceId: row.workspace_id,
@@ -277,6 +336,7 @@ function toClaimed(row: {
     lastIngestAt: row.last_ingest_text,
     failures: row.eval_failures,
     historyBeforeNs: row.history_before_ns === null ? null : String(row.history_before_ns),
+    judgedNs: row.judged_to_ns === null ? null : String(row.judged_to_ns),
   };
 }
 
@@ -307,7 +367,8 @@ export interface PendingSave {
 }
 
 /**
- * `saveEvaluation` for several claimed rows in one statement (an evaluator's batch). The
+ * `saveEvaluation` for several claimed rows in one statement (an evaluator's batch); each row's
+ * `judged_ns` keeps the furthest position ever stored (a rewind moves `evaluated_ns` back). The
  * batch's calls judged blind for lack of a window open their models' `window.unknown` notices
  * in a second statement, only when there are some (src/store/window-notices.ts).
  */
@@ -319,6 +380,7 @@ export async function saveEvaluations(db: Db, saves: readonly PendingSave[]): Pr
   await sql`
     UPDATE conversations c SET
       evaluated_ns = v.ns, evaluated_span_id = v.span_id, state = v.state::jsonb,
+      judged_ns = GREATEST(c.judged_ns, c.evaluated_ns, v.ns),
       dirty = CASE WHEN v.settled THEN c.last_ingest_at <> v.claimed_at ELSE true END,
       dirty_since = CASE WHEN v.settled AND c.last_ingest_at = v.claimed_at THEN NULL
                          ELSE c.dirty_since END,

@@ -46,6 +46,7 @@ export function toFinding(row: Selectable<FindingsTable>): Finding {
     details: (row.details ?? {}) as Record<string, unknown>,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
+    late: row.late,
   };
 }
 
@@ -77,12 +78,13 @@ function canonicalJson(value: unknown): string {
  * An update that changes nothing is skipped (`unchanged`). Safe under concurrency: a
  * concurrent insert of the same anchor turns this into an update of that row. `createdAt`
  * dates a new finding (a finding from imported history carries its call's time); default now.
+ * `late` marks a new finding as found by judging calls again (an existing one keeps its mark).
  */
 export async function upsertFinding(
   db: Db,
   workspaceId: string,
   draft: FindingDraft,
-  options: { createdAt?: Date } = {},
+  options: { createdAt?: Date; late?: boolean } = {},
 ): Promise<UpsertResult> {
   for (let attempt = 0; ; attempt++) {
     const existing = await db
@@ -112,6 +114,7 @@ export async function upsertFinding(
         summary: draft.summary,
         details: JSON.stringify(draft.details),
         ...(options.createdAt ? { created_at: options.createdAt } : {}),
+        ...(options.late ? { late: true } : {}),
       })
       .onConflict((oc) => oc.columns(['workspace_id', 'detector', 'anchor']).doNothing())
       .returning('id')

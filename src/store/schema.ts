@@ -208,6 +208,15 @@ export interface ConversationsTable {
     string | number | bigint | null | undefined,
     string | number | bigint | null
   >;
+  /**
+   * Migration 0140: the furthest call (start, Unix ns) any evaluation has fed; a call at or
+   * before it was judged before (its findings are late). Null before: `evaluated_ns` stands in.
+   */
+  judged_ns: ColumnType<
+    string | null,
+    string | number | bigint | null | undefined,
+    string | number | bigint | null
+  >;
 }
 
 /** Added by 0002_evaluator.sql: detector state saved at a call position, for replays. */
@@ -237,6 +246,11 @@ export interface FindingsTable {
   details: JsonColumn;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /**
+   * Migration 0140: created when calls already evaluated were judged again (a window or a call
+   * that arrived later); never changed after.
+   */
+  late: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface AlertSettingsTable {

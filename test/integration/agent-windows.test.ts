@@ -109,7 +109,7 @@ const callsOf = (session: string) =>
 const findingsOf = (session: string) =>
   store.db
     .selectFrom('findings')
-    .select(['id', 'detector', 'severity', 'details'])
+    .select(['id', 'detector', 'severity', 'details', 'late'])
     .where('workspace_id', '=', WS)
     .where('conversation_id', '=', session)
     .execute();
@@ -209,7 +209,8 @@ describe('the window Claude Code reports, from its status line to the store', ()
     const found = await findingsOf('sess1');
     expect(found.map((f) => [f.detector, f.severity])).toEqual([['context_too_full', 'critical']]);
     expect(await findingsOf('sess2')).toEqual([]);
-    // sent like any other finding
+    // late: the calls were judged before the window came; sent like any other finding
+    expect(found[0]!.late).toBe(true);
     const deliveries = await store.db
       .selectFrom('deliveries')
       .select(['event'])

@@ -692,6 +692,8 @@ export interface paths {
                 details: {
                   [key: string]: unknown;
                 };
+                /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
+                late: boolean;
               }[];
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
@@ -777,6 +779,8 @@ export interface paths {
               details: {
                 [key: string]: unknown;
               };
+              /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
+              late: boolean;
             };
           };
         };

@@ -24,6 +24,7 @@ import {
   putAlertSettings,
   type AlertSettings,
 } from '../../store/alerts.ts';
+import { markModelCallsDirty, storedCallModels } from '../../store/conversations.ts';
 import type { Db } from '../../store/db.ts';
 import { closeWindowNotices, openWindowNoticeModels } from '../../store/window-notices.ts';
 import { overrideWindow } from '../../ingest/windows.ts';
@@ -246,6 +247,28 @@ async function closeNoticesOfOverridden(
 }
 
 /**
+ * Has the evaluator judge again the stored calls whose window changes with the overrides (a new,
+ * changed, reordered or removed glob gives their model another override window): each
+ * conversation with such calls is marked from its earliest, so the findings they should have
+ * raised are created then (`late`) and sent like any other. The models come from one query, the
+ * globs are matched here with ingest's matcher, and the marks are one statement.
+ */
+async function rejudgeChangedWindows(
+  db: Db,
+  workspaceId: string,
+  before: readonly WindowOverride[],
+  after: readonly WindowOverride[],
+): Promise<void> {
+  if (JSON.stringify(before) === JSON.stringify(after)) return;
+  const models = await storedCallModels(db, workspaceId);
+  await markModelCallsDirty(
+    db,
+    workspaceId,
+    models.filter((model) => overrideWindow(model, before) !== overrideWindow(model, after)),
+  );
+}
+
+/**
  * The alert settings routes: GET needs `read`, PUT `admin`. The preview needs `read`: it
  * changes nothing, shows nothing a read token cannot already list (findings, runs), and its
  * work is bounded (PREVIEW_LIMITS).
@@ -297,6 +320,13 @@ export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           const merged = mergeAlertSettings(current, request.body);
           if (!merged.ok) throw new InvalidSettings(merged.problems);
           await putAlertSettings(trx, workspaceId, merged.settings);
+          // before the notices: an evaluator may hold these conversations and open a notice
+          await rejudgeChangedWindows(
+            trx,
+            workspaceId,
+            current.windowOverrides,
+            merged.settings.windowOverrides,
+          );
           await closeNoticesOfOverridden(trx, workspaceId, merged.settings.windowOverrides);
           if (request.body.channels) {
             const channels: AlertChannel[] = request.body.channels.map((c) => ({

@@ -264,4 +264,20 @@ describe('human-readable formats', () => {
     expect(email.html).not.toContain('<i>');
     expect(email.text).toContain('Tool share: 42.0%');
   });
+
+  it('says when a finding is late, and only then', () => {
+    const late = { ...payload(), data: { ...payload().data, summary: 'full', late: true } };
+    const slack = formatSlack(late);
+    expect(slack.text).toBe(
+      '[warning] Context too full (late: judged again after a window or a call arrived later): full',
+    );
+    expect((slack.blocks[0] as { text: { text: string } }).text.text).toContain(
+      '*Warning · Context too full* (late: judged again after a window or a call arrived later)',
+    );
+    const email = formatEmail(late);
+    expect(email.subject).toBe('[rotscope] Warning: Context too full (late) - full');
+    expect(email.text).toContain('Late: judged again after a window or a call arrived later');
+    expect(formatSlack(payload()).text).not.toContain('late');
+    expect(formatEmail(payload()).text).not.toMatch(/late/i);
+  });
 });
