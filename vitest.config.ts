@@ -1,15 +1,45 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Three projects, one per folder kind; `vitest run` (npm test) runs all three, `--project <name>`
- * (npm run test:unit, test:integration, test:e2e) one:
+ * The suite in projects, by what a test is about (docs/testing.md). `vitest run` (npm test) runs
+ * them all on the database DATABASE_URL names (none: the embedded PGlite); `--project <name>`
+ * runs one. CI (.ci/run) runs everything once on PGlite, then again on PostgreSQL only the
+ * projects where the database matters (`integration`, `e2e`), as Jaeger runs its storage suite
+ * per backend and the rest once.
  * - unit: pure code, no I/O beyond reading fixtures and repository files (test/unit);
  * - integration: a database, loopback servers, temporary files (test/integration);
- * - e2e: real processes (rotscope children, the compiled build, the Docker entry point, npm
- *   pack), Chromium and the real agent CLIs (test/e2e, test/browser).
+ * - e2e: real `rotscope` processes where the store is what is tested: restarts, kills, several
+ *   processes on one database, the CLI on the store, findings end to end (test/e2e);
+ * - cli: real processes where the database is not what is tested: the build, packaging, the
+ *   installers, hooks, help, analyze of a file, the library producers (test/e2e);
+ * - agents: the real agent CLIs and the SDK against a real server (test/e2e/claude-code-real,
+ *   codex-real, gemini-real, sdk);
+ * - browser: the console in a real Chromium (test/browser).
  * The settings below are shared (`extends: true`); each project adds its files and, where a
  * database is used, the global setup that migrates the template test/helpers/store.ts copies.
  */
+const ONCE_E2E = [
+  'test/e2e/analyze-window-unknown.test.ts',
+  'test/e2e/build-under-server.test.ts',
+  'test/e2e/build.test.ts',
+  'test/e2e/claude-code-hooks.test.ts',
+  'test/e2e/claude-code-install.test.ts',
+  'test/e2e/cli-help.test.ts',
+  'test/e2e/codex-install.test.ts',
+  'test/e2e/docker.test.ts',
+  'test/e2e/gemini-install.test.ts',
+  'test/e2e/guard.test.ts',
+  'test/e2e/path-install.test.ts',
+  'test/e2e/producers.test.ts',
+];
+const AGENTS = [
+  'test/e2e/claude-code-real/**/*.test.ts',
+  'test/e2e/codex-real/**/*.test.ts',
+  'test/e2e/gemini-real/**/*.test.ts',
+  'test/e2e/sdk/**/*.test.ts',
+];
+const withDatabase = { globalSetup: ['test/helpers/global-setup.ts'] };
+
 export default defineConfig({
   test: {
     // No test reaches anything but loopback: see the guard (it also covers Node children).
@@ -24,23 +54,33 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+        // pure code: the source graph is imported once per worker, not once per file
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false },
       },
       {
         extends: true,
-        test: {
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/helpers/global-setup.ts'],
-        },
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], ...withDatabase },
       },
       {
         extends: true,
         test: {
           name: 'e2e',
-          include: ['test/e2e/**/*.test.ts', 'test/browser/**/*.test.ts'],
-          globalSetup: ['test/helpers/global-setup.ts'],
+          include: ['test/e2e/*.test.ts'],
+          exclude: ONCE_E2E,
+          ...withDatabase,
         },
+      },
+      {
+        extends: true,
+        test: { name: 'cli', include: ONCE_E2E, ...withDatabase },
+      },
+      {
+        extends: true,
+        test: { name: 'agents', include: AGENTS, ...withDatabase },
+      },
+      {
+        extends: true,
+        test: { name: 'browser', include: ['test/browser/**/*.test.ts'], ...withDatabase },
       },
     ],
   },
