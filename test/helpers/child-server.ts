@@ -1,6 +1,7 @@
 /** Runs `rotscope serve` as a real child process (bin/rotscope.js), for kill and signal tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { seedDataDir } from './data-dir.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/rotscope.js', import.meta.url));
 
@@ -15,6 +16,7 @@ export interface ChildServer {
 export async function startChildServer(
   env: Record<string, string | undefined>,
 ): Promise<ChildServer> {
+  seedDataDir(env);
   // At info: the one "rotscope listening on URL" line is an info line.
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'info'], {
     env: { ...process.env, DATABASE_URL: '', ...env },

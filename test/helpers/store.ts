@@ -22,6 +22,8 @@ declare module 'vitest' {
     templateDatabase: string | undefined;
     /** A file holding the data directory of a migrated PGlite, uncompressed tar (PGlite runs). */
     pgliteDump: string | undefined;
+    /** A migrated embedded data directory on disk, for child processes (test/helpers/data-dir.ts). */
+    pgliteDataDir: string | undefined;
   }
 }
 
@@ -36,7 +38,9 @@ export const usingPostgres = Boolean(process.env.DATABASE_URL);
 export const TEST_DATABASE_PREFIX = 'rotscope_test_';
 
 /** A value the global setup provided, or undefined outside vitest or without that setup. */
-function provided(key: 'templateDatabase' | 'pgliteDump'): string | undefined {
+export function provided(
+  key: 'templateDatabase' | 'pgliteDump' | 'pgliteDataDir',
+): string | undefined {
   try {
     return inject(key);
   } catch {

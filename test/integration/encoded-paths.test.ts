@@ -61,7 +61,9 @@ function rawStatus(base: string, path: string, hostLines: string[]): Promise<num
     socket.on('data', (chunk: string) => (answer += chunk));
     socket.on('error', reject);
     socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0)));
-    socket.end(`${head.join('\r\n')}\r\n\r\n`);
+    // written, not ended: a client that half-closes may be dropped before a slow answer
+    // (Connection: close ends the exchange once the answer is sent)
+    socket.write(`${head.join('\r\n')}\r\n\r\n`);
   });
 }
 

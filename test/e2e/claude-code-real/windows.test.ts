@@ -177,6 +177,13 @@ describe.skipIf(!onThisBackend || versions.length === 0)(
             expect(fullestShare, s.name).not.toBeNull();
             expect(Math.abs(fullestShare! - s.tokens / WINDOW), s.name).toBeLessThanOrEqual(0.02);
           }
+          // Coverage names no model without a window, and its context_too_full hint no such model
+          const coverage = (await (await fetch(`${server.url}/api/coverage`)).json()) as {
+            windowsUnknown: Array<{ model: string }>;
+            detectors: Record<string, { hint?: string }>;
+          };
+          expect(coverage.windowsUnknown).toEqual([]);
+          expect(coverage.detectors.context_too_full?.hint ?? '').not.toMatch(/no window known/);
         }, 180_000);
       });
     }
