@@ -175,6 +175,33 @@ describe.skipIf(unavailable)('PostgreSQL restarts under load', () => {
     }
   }
 
+  /**
+   * Every acknowledged conversation's two spans are stored, and each conversation gets its
+   * `output_cut_off` finding within `timeoutMs`.
+   */
+  async function expectStoredAndJudged(
+    acked: ReadonlyArray<{ conversationId: string; traceId: string }>,
+    timeoutMs: number,
+  ): Promise<void> {
+    const [stored] = await query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM llm_calls WHERE trace_id = ANY($1)',
+      [acked.map((ack) => ack.traceId)],
+    );
+    expect(stored?.n).toBe(acked.length * 2);
+    const expected = new Set(acked.map((ack) => ack.conversationId));
+    await waitFor(
+      `findings for all ${expected.size} acknowledged conversations`,
+      async () => {
+        const rows = await query<{ conversation_id: string }>(
+          `SELECT DISTINCT conversation_id FROM findings WHERE detector = 'output_cut_off'`,
+        );
+        const found = new Set(rows.map((row) => row.conversation_id));
+        return [...expected].every((id) => found.has(id)) || undefined;
+      },
+      timeoutMs,
+    );
+  }
+
   it('stays up, answers 503 + Retry-After during the outage, stores every acknowledged span and resumes', async () => {
     const url = server!.url;
     const channel = (await (
@@ -268,28 +295,9 @@ describe.skipIf(unavailable)('PostgreSQL restarts under load', () => {
     expect(load.withoutRetryAfter).toBe(0);
     expect(load.statuses.get(200) ?? 0).toBeGreaterThan(0);
 
-    // Every acknowledged span is stored (two per request).
-    const traceIds = load.acked.map((ack) => ack.traceId);
-    const [stored] = await query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM llm_calls WHERE trace_id = ANY($1)',
-      [traceIds],
-    );
-    expect(stored?.n).toBe(traceIds.length * 2);
-
-    // Findings resume: every acknowledged conversation gets its finding, including those
-    // whose evaluation the outage interrupted.
-    const expected = new Set(load.acked.map((ack) => ack.conversationId));
-    await waitFor(
-      `findings for all ${expected.size} acknowledged conversations`,
-      async () => {
-        const rows = await query<{ conversation_id: string }>(
-          `SELECT DISTINCT conversation_id FROM findings WHERE detector = 'output_cut_off'`,
-        );
-        const found = new Set(rows.map((row) => row.conversation_id));
-        return [...expected].every((id) => found.has(id)) || undefined;
-      },
-      30_000,
-    );
+    // Every acknowledged span is stored, and findings resume: every acknowledged conversation
+    // gets its finding, including those whose evaluation the outage interrupted.
+    await expectStoredAndJudged(load.acked, 30_000);
 
     // Deliveries resume: conversations sent after the outage reach the webhook.
     const after = Array.from({ length: 3 }, (_, i) => `after-${i}`);
@@ -379,25 +387,8 @@ describe.skipIf(unavailable)('PostgreSQL restarts under load', () => {
     );
     expect(load.withoutRetryAfter).toBe(0);
 
-    // Every acknowledged span is stored (two per conversation), and every conversation judged.
-    const acked = [...backlog, ...load.acked];
-    const [stored] = await query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM llm_calls WHERE trace_id = ANY($1)',
-      [acked.map((ack) => ack.traceId)],
-    );
-    expect(stored?.n).toBe(acked.length * 2);
-    const expected = new Set(acked.map((ack) => ack.conversationId));
-    await waitFor(
-      `findings for all ${expected.size} acknowledged conversations`,
-      async () => {
-        const rows = await query<{ conversation_id: string }>(
-          `SELECT DISTINCT conversation_id FROM findings WHERE detector = 'output_cut_off'`,
-        );
-        const found = new Set(rows.map((row) => row.conversation_id));
-        return [...expected].every((id) => found.has(id)) || undefined;
-      },
-      60_000,
-    );
+    // Every acknowledged span is stored, and every conversation judged.
+    await expectStoredAndJudged([...backlog, ...load.acked], 60_000);
     expectAlive();
   }, 180_000);
 });

@@ -9,7 +9,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.ts';
-import { hex, jsonRequest, jsonSpan } from '../helpers/otlp-bodies.ts';
+import { apiCall, sendModelConversation } from '../helpers/model-calls.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** No catalog row, family or agent knows it. */
@@ -29,43 +29,10 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path} -> ${response.status}: ${text}`);
-  return JSON.parse(text) as T;
-}
-
-/** A conversation of `inputs.length` calls of MODEL, a second apart, its usage `inputs`. */
-async function sendConversation(conversationId: string, inputs: number[]): Promise<void> {
-  const start = BigInt(Date.now() - 60_000) * 1_000_000n;
-  const traceId = hex(16);
-  const spans = inputs.map((input, i) =>
-    jsonSpan({
-      traceId,
-      name: `chat ${MODEL}`,
-      startNs: start + BigInt(i) * 1_000_000_000n,
-      attributes: {
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.request.model': MODEL,
-        'gen_ai.conversation.id': conversationId,
-        'gen_ai.usage.input_tokens': input,
-        'gen_ai.usage.output_tokens': 100,
-        'gen_ai.response.finish_reasons': 'stop',
-      },
-    }),
-  );
-  const response = await fetch(`${server.url}/v1/traces`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(jsonRequest(spans)),
-  });
-  expect(response.status, await response.text()).toBe(200);
-}
+const api = <T>(method: string, path: string, body?: unknown) =>
+  apiCall<T>(server.url, method, path, body);
+const sendConversation = (conversationId: string, inputs: number[]) =>
+  sendModelConversation(server.url, MODEL, conversationId, inputs);
 
 /** Waits until the evaluator has evaluated every stored conversation (none dirty). */
 async function evaluated(conversationIds: string[]): Promise<void> {
