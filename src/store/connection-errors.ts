@@ -28,6 +28,20 @@ const UNAVAILABLE_CODES = new Set([
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Postgres connection has been discarded|pool is closed/i;
 
+/** Whether `test` holds for `error` or an error in its `cause` chain (at most 5 deep). */
+function inCauseChain(
+  error: unknown,
+  test: (e: { code?: unknown; message?: unknown; errors?: unknown }) => boolean,
+): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const e = current as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+    if (test(e)) return true;
+    current = e.cause;
+  }
+  return false;
+}
+
 /**
  * True when `error` (or an error in its `cause` chain, or in an AggregateError's `errors`)
  * says the database cannot be reached: SQLSTATE class 08 (connection exception), 57P01/57P02/
@@ -35,16 +49,13 @@ const UNAVAILABLE_MESSAGE =
  * pool-timeout errors of `pg`.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth++) {
-    const e = current as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || /^08/.test(e.code)))
-      return true;
-    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
-    if (Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable)) return true;
-    current = e.cause;
-  }
-  return false;
+  return inCauseChain(
+    error,
+    (e) =>
+      (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || /^08/.test(e.code))) ||
+      (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) ||
+      (Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable)),
+  );
 }
 
 /** One short line for logs: `CODE: message` of the error (no stack). */
@@ -68,13 +79,7 @@ const CONFLICT_CODES = new Set(['40P01', '40001', '55P03']);
  * these itself; one that still reaches a client is answered 503 with Retry-After, never 500.
  */
 export function isRetryableConflict(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && CONFLICT_CODES.has(code)) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
+  return inCauseChain(error, (e) => typeof e.code === 'string' && CONFLICT_CODES.has(e.code));
 }
 
 /** A failure a client should send again later (503 + Retry-After): unavailable or a conflict. */
