@@ -607,12 +607,6 @@ function toolNameFromSpanName(name: string): string {
 }
 
 /**
- * Tool spans as the parts fallback (§9.7 rule 5): each sized tool result is joined to the
- * next LLM call of its stream (the first call starting at or after the result); calls
- * without parts from messages get `source: 'tool_spans'` with the results since the previous
- * call of the stream. One unit per call (the first result's); other units are skipped.
- */
-/**
  * GitHub Copilot CLI reports its window on the run's `invoke_agent` span
  * (`github.copilot.session.usage_info` events, ./agent-windows.ts): the calls of that trace in
  * the batch get it (source `agent`), unless an override or their own report gives theirs.
@@ -638,6 +632,12 @@ function reportedByRun(nodes: readonly Node[], calls: LlmCall[], ctx: NormalizeC
   });
 }
 
+/**
+ * Tool spans as the parts fallback (§9.7 rule 5): each sized tool result is joined to the
+ * next LLM call of its stream (the first call starting at or after the result); calls
+ * without parts from messages get `source: 'tool_spans'` with the results since the previous
+ * call of the stream. One unit per call (the first result's); other units are skipped.
+ */
 function joinToolSpans(calls: LlmCall[], results: readonly ToolResult[]): void {
   if (results.length === 0 || calls.length === 0) return;
   const byStream = new Map<string, LlmCall[]>();
