@@ -24,6 +24,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Config } from '../config.ts';
 import { msToNs } from '../ingest/attrs.ts';
+import { parseRetryAfter } from '../notifier/policy.ts';
 import type { ImportEvaluation } from '../evaluator/now.ts';
 import type { ImportedFile } from '../receiver/import.ts';
 import type { DataDirLockedError } from '../store/data-dir-lock.ts';
@@ -236,14 +237,14 @@ async function serverTarget(
   let retentionDays = 0;
 
   /**
-   * POSTs JSON; the answer's status, body and Retry-After (seconds), or undefined when the
-   * server does not answer (said).
+   * POSTs JSON; the answer's status, body and Retry-After (ms), or undefined when the server
+   * does not answer (said).
    */
   const post = async (
     path: string,
     body: string,
   ): Promise<
-    { status: number; body: Record<string, unknown>; retryAfter: number | undefined } | undefined
+    { status: number; body: Record<string, unknown>; retryAfterMs: number | undefined } | undefined
   > => {
     let response: Response;
     try {
@@ -265,11 +266,10 @@ async function serverTarget(
       return undefined;
     }
     const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-    const retryAfter = Number(response.headers.get('retry-after') ?? NaN);
     return {
       status: response.status,
       body: answer,
-      retryAfter: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+      retryAfterMs: parseRetryAfter(response.headers.get('retry-after') ?? undefined, Date.now()),
     };
   };
   /**
@@ -282,7 +282,8 @@ async function serverTarget(
     for (;;) {
       const answer = await post('/api/import', body);
       if (answer === undefined || (answer.status !== 429 && answer.status !== 503)) return answer;
-      const waitMs = Math.min(Math.max(answer.retryAfter ?? 5, 1), 60) * 1000;
+      const waitMs =
+        Math.ceil(Math.min(Math.max(answer.retryAfterMs ?? 5_000, 1_000), 60_000) / 1000) * 1000;
       if (Date.now() + waitMs > deadline) return answer;
       if (!said)
         io.stderr(
