@@ -202,6 +202,40 @@ export async function projectsOf(
   return found;
 }
 
+/** Where a conversation's evaluation stands (`GET /api/conversations/:id`). */
+export interface EvaluationStatus {
+  /** Items arrived that no evaluation has judged yet (the conversation is dirty). */
+  pending: boolean;
+  /** The furthest call (its start, Unix ns) any evaluation fed; null before the first. */
+  judgedNs: string | null;
+  /** The last evaluation failure while it is still pending (the evaluator retries it). */
+  error: string | null;
+}
+
+/** The conversation's evaluation status; undefined when it has no row. */
+export async function evaluationStatus(
+  db: Db,
+  workspaceId: string,
+  conversationId: string,
+): Promise<EvaluationStatus | undefined> {
+  const row = await db
+    .selectFrom('conversations')
+    .select([
+      'dirty',
+      'eval_error',
+      sql<string | null>`GREATEST(judged_ns, evaluated_ns)::text`.as('judged'),
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', conversationId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    pending: row.dirty,
+    judgedNs: row.judged,
+    error: row.dirty ? row.eval_error : null,
+  };
+}
+
 /**
  * Holds the evaluator loops off the given conversations for `ms` (run in the transaction that
  * marked them dirty): `rotscope import` evaluates what it imported itself once all its files are

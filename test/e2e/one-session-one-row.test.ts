@@ -26,6 +26,7 @@ import {
   type OneSession,
 } from '../helpers/one-session.ts';
 import { createTestDatabase } from '../helpers/store.ts';
+import { evaluationSettled } from '../helpers/seen-findings.ts';
 
 const session: OneSession = loadOneSession(ONE_SESSION_VERSIONS.at(-1)!);
 const tmp = mkdtempSync(join(tmpdir(), 'rotscope-e2e-one-session-'));
@@ -111,31 +112,30 @@ interface FindingJson {
   details: Record<string, unknown>;
 }
 
-/** The session's findings once they have not changed for 3 s (the evaluator settled it). */
+/** The session's findings once the server has judged everything stored of it. */
 async function settledFindings(server: ChildServer): Promise<FindingJson[]> {
-  let last = '';
-  let stableSince = Date.now();
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const page = await api<{ items: FindingJson[] }>(
+  await evaluationSettled(server.url, session.sessionId);
+  return (
+    await api<{ items: FindingJson[] }>(
       server,
       'GET',
       `/api/findings?conversationId=${session.sessionId}&limit=200`,
-    );
-    const now = JSON.stringify(page.items);
-    if (now !== last) {
-      last = now;
-      stableSince = Date.now();
-    } else if (Date.now() - stableSince >= 3_000 || Date.now() > deadline) {
-      return page.items;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+    )
+  ).items;
 }
 
-/** Webhook requests for `path` after waiting `ms` more (the notifier had time to send). */
-async function sentTo(path: string, ms: number): Promise<number> {
-  await new Promise((r) => setTimeout(r, ms));
+/** What the receiver got on `path` once the server's outbox has nothing left to send. */
+async function sentTo(server: ChildServer, path: string): Promise<number> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const page = await api<{ items: Array<{ status: string }> }>(
+      server,
+      'GET',
+      '/api/deliveries?limit=200',
+    );
+    if (!page.items.some((d) => d.status === 'pending') || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   return receiver.requests.filter((r) => r.path === path).length;
 }
 
@@ -191,7 +191,7 @@ describe(
         expect(live.length).toBeGreaterThan(0);
         expect(new Set(live.map((f) => f.detector)).size).toBe(live.length);
         await receiver.waitFor(live.length, 30_000);
-        const sentLive = await sentTo('/telemetry-first', 2_000);
+        const sentLive = await sentTo(await resume(), '/telemetry-first');
         expect(sentLive).toBe(live.length);
         await pause();
         const before = await rows(b);
@@ -214,7 +214,7 @@ describe(
         const after = await settledFindings(await resume());
         expect(kinds(after)).toEqual(kinds(live));
         expect(after.find((f) => f.detector === 'output_cut_off')!.severity).toBe('critical');
-        expect(await sentTo('/telemetry-first', 3_000)).toBe(sentLive);
+        expect(await sentTo(await resume(), '/telemetry-first')).toBe(sentLive);
         await pause();
         const merged = await rows(b);
         expect(merged.calls.map((c) => c.request_id)).toEqual(
@@ -240,7 +240,7 @@ describe(
         expect(again.stdout).toContain('\n0 findings from history, not sent\n');
         expect(await rows(b)).toEqual(merged);
         expect(kinds(await settledFindings(await resume()))).toEqual(kinds(live));
-        expect(await sentTo('/telemetry-first', 2_000)).toBe(sentLive);
+        expect(await sentTo(await resume(), '/telemetry-first')).toBe(sentLive);
       } finally {
         if (server) await stop(server);
       }
@@ -269,7 +269,7 @@ describe(
         expect(after.map((f) => f.createdAt).sort()).toEqual(
           history.map((f) => f.createdAt).sort(),
         );
-        expect(await sentTo('/import-first', 3_000)).toBe(0);
+        expect(await sentTo(server, '/import-first')).toBe(0);
       } finally {
         await stop(server);
       }

@@ -54,18 +54,47 @@ export async function findingsOf(serverUrl: string, sessionId: string): Promise<
   return ((await res.json()) as { items: RawFinding[] }).items;
 }
 
-/** The session's findings once they have not changed for 3 s (the evaluator settled it). */
-export async function settledFindings(serverUrl: string, sessionId: string): Promise<RawFinding[]> {
-  let last = '';
-  let stableSince = Date.now();
+/**
+ * The conversation's findings once the server says nothing of it awaits evaluation
+ * (`evaluation.pending` of `GET /api/conversations/:id` is false): call it after the producer
+ * has exported everything (its process exited, its exporter flushed). Polls that status, not
+ * the findings, so it returns as soon as the evaluator has judged what is stored; fails after
+ * `timeoutMs` with the last status. `atLeast`: also wait (within the timeout) for that many
+ * findings, for a producer whose last export may still be on its way after its exit.
+ */
+export async function settledFindings(
+  serverUrl: string,
+  conversationId: string,
+  options: { timeoutMs?: number; atLeast?: number } = {},
+): Promise<RawFinding[]> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
-    const now = JSON.stringify(await findingsOf(serverUrl, sessionId));
-    if (now !== last) {
-      last = now;
-      stableSince = Date.now();
-    } else if (Date.now() - stableSince >= 3_000) {
-      return JSON.parse(now) as RawFinding[];
-    }
-    await new Promise((r) => setTimeout(r, 250));
+    await evaluationSettled(serverUrl, conversationId, Math.max(0, deadline - Date.now()));
+    const findings = await findingsOf(serverUrl, conversationId);
+    // a producer whose last export is still on its way (relayed after its exit): wait for it
+    if (findings.length >= (options.atLeast ?? 0) || Date.now() > deadline) return findings;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Resolves once the conversation exists and has no evaluation pending (see settledFindings). */
+export async function evaluationSettled(
+  serverUrl: string,
+  conversationId: string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer yet';
+  for (;;) {
+    const res = await fetch(`${serverUrl}/api/conversations/${encodeURIComponent(conversationId)}`);
+    const body = await res.text();
+    if (res.status === 200) {
+      const evaluation = (JSON.parse(body) as { evaluation: { pending: boolean } }).evaluation;
+      if (!evaluation.pending) return;
+      last = JSON.stringify(evaluation);
+    } else last = `${res.status} ${body.slice(0, 200)}`;
+    if (Date.now() > deadline)
+      throw new Error(`conversation ${conversationId} not settled after ${timeoutMs} ms: ${last}`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -367,6 +367,15 @@ export interface paths {
               } | null;
               /** @description Where it runs (working directory or repository); null when unknown. */
               project: string | null;
+              /** @description Where the evaluation of this conversation stands: poll until pending is false to read settled findings. */
+              evaluation: {
+                /** @description Calls or compactions arrived that the detectors have not judged yet; false once its findings are settled for everything stored. */
+                pending: boolean;
+                /** @description The start of the furthest call the detectors have judged; null before the first. */
+                judgedThrough: string | null;
+                /** @description Why the last evaluation failed, while the evaluator retries it; null otherwise. */
+                error: string | null;
+              };
             };
           };
         };

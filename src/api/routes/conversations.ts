@@ -3,7 +3,8 @@
  * requests refused for their token lately: src/api/refusals.ts).
  */
 import { guardSummary } from '../../store/guard-decisions.ts';
-import { projectsOf } from '../../store/conversations.ts';
+import { evaluationStatus, projectsOf } from '../../store/conversations.ts';
+import { nsToIso } from '../../model/telemetry.ts';
 import { z } from 'zod';
 import { DETECTOR_IDS } from '../../model/findings.ts';
 import { getConversation, getRun, listConversations } from '../../store/browse.ts';
@@ -96,6 +97,25 @@ const callsAndCompactions = z.object({
     .array(z.unknown())
     .describe('Compactions (src/model/calls.ts Compaction), by time.'),
 });
+
+const evaluationSchema = z
+  .object({
+    pending: z
+      .boolean()
+      .describe(
+        'Calls or compactions arrived that the detectors have not judged yet; false once its findings are settled for everything stored.',
+      ),
+    judgedThrough: isoTime
+      .nullable()
+      .describe('The start of the furthest call the detectors have judged; null before the first.'),
+    error: z
+      .string()
+      .nullable()
+      .describe('Why the last evaluation failed, while the evaluator retries it; null otherwise.'),
+  })
+  .describe(
+    'Where the evaluation of this conversation stands: poll until pending is false to read settled findings.',
+  );
 
 const detectorCoverage = z.object({
   covered: z.number().describe('Calls that carry what the detector needs.'),
@@ -353,6 +373,7 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
               .string()
               .nullable()
               .describe('Where it runs (working directory or repository); null when unknown.'),
+            evaluation: evaluationSchema,
           }),
           404: errorSchema,
         },
@@ -366,11 +387,17 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
           .send({ error: 'not_found', message: `no conversation "${request.params.id}"` });
       const guard = await guardSummary(db, request.workspaceId, request.params.id);
       const projects = await projectsOf(db, request.workspaceId, [request.params.id]);
+      const status = await evaluationStatus(db, request.workspaceId, request.params.id);
       return {
         id: request.params.id,
         ...found,
         guard,
         project: projects.get(request.params.id) ?? null,
+        evaluation: {
+          pending: status?.pending ?? true,
+          judgedThrough: nsToIso(status?.judgedNs ?? null),
+          error: status?.error ?? null,
+        },
       };
     },
   );

@@ -17,7 +17,7 @@ import { startChildServer } from '../../helpers/child-server.ts';
 import { startClaudeCodeSession, type RunResult } from '../../helpers/claude-code-cli.ts';
 import type { FakeRequest } from '../../helpers/fake-anthropic.ts';
 import type { Scenario, Seen } from './scenarios.ts';
-import { findingsOf, seen, settledFindings, type RawFinding } from '../../helpers/seen-findings.ts';
+import { seen, settledFindings, type RawFinding } from '../../helpers/seen-findings.ts';
 
 export {
   describeSeen,
@@ -227,9 +227,8 @@ export const expectedFromTranscript = (scenario: Scenario) =>
 
 /**
  * `rotscope import` of the main transcripts into a fresh data dir, then each session's
- * findings once a `rotscope serve` on that dir has evaluated them: every session has at least
- * `expected[id]` findings and none changed for 2 s (or 20 s passed). Starts and stops its own
- * server.
+ * findings once a `rotscope serve` on that dir has evaluated them (nothing pending, at least
+ * `expected[id]` findings, or 20 s passed). Starts and stops its own server.
  */
 export async function importAndEvaluate(
   files: string[],
@@ -245,22 +244,12 @@ export async function importAndEvaluate(
     ROTSCOPE_EVALUATOR_QUIET_MS: '200',
   });
   try {
-    const started = Date.now();
-    let last = '';
-    let stableSince = Date.now();
     // the evaluator picks the imported conversations up after its quiet time
-    while (Date.now() - started < 20_000) {
-      for (const sessionId of expected.keys())
-        findings.set(sessionId, (await findingsOf(server.url, sessionId)).map(seen));
-      const now = JSON.stringify([...findings]);
-      if (now !== last) {
-        last = now;
-        stableSince = Date.now();
-      }
-      const enough = [...expected].every(([id, n]) => (findings.get(id)?.length ?? 0) >= n);
-      if (enough && Date.now() - stableSince >= 2_000) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    for (const [sessionId, n] of expected)
+      findings.set(
+        sessionId,
+        (await settledFindings(server.url, sessionId, { atLeast: n, timeoutMs: 20_000 })).map(seen),
+      );
   } finally {
     server.process.kill('SIGTERM');
     await server.exited;

@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
 import { CODEX_INSTALL_HINT, codexBinary, startCodexSession } from '../../helpers/codex-cli.ts';
 import { CODEX_SCENARIOS, type Seen } from './scenarios.ts';
-import { seen, sorted, type RawFinding } from '../../helpers/seen-findings.ts';
+import { seen, settledFindings, sorted, type RawFinding } from '../../helpers/seen-findings.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/rotscope.js', import.meta.url));
 const binary = codexBinary();
@@ -88,37 +88,6 @@ async function storedCalls(conversationId: string, count: number): Promise<Store
     await sleep(250);
   }
   return calls;
-}
-
-/**
- * The conversation's findings once there are at least `atLeast` and they have not changed for
- * 3 s (the evaluator settled it).
- */
-async function settledFindings(
-  conversationId: string,
-  base = server.url,
-  atLeast = 0,
-): Promise<RawFinding[]> {
-  let last = '';
-  let stableSince = Date.now();
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const res = await getJson<{ items: RawFinding[] }>(
-      `/api/findings?conversationId=${conversationId}&limit=200`,
-      base,
-    );
-    expect(res.status).toBe(200);
-    const now = JSON.stringify(res.body.items);
-    if (res.body.items.length < atLeast && Date.now() < deadline) {
-      stableSince = Date.now();
-    } else if (now !== last) {
-      last = now;
-      stableSince = Date.now();
-    } else if (Date.now() - stableSince >= 3_000) {
-      return JSON.parse(now) as RawFinding[];
-    }
-    await sleep(250);
-  }
 }
 
 describe.skipIf(!binary || !onThisBackend)('the real Codex CLI, end to end', () => {
@@ -187,7 +156,9 @@ describe.skipIf(!binary || !onThisBackend)('the real Codex CLI, end to end', () 
             expect(call.requestId).toMatch(/^codex:[0-9a-f]{32}:\d+:\d+:\d+$/);
           }
           const telemetry = (
-            await settledFindings(conversationId, server.url, scenario.telemetry.length)
+            await settledFindings(server.url, conversationId, {
+              atLeast: scenario.telemetry.length,
+            })
           ).map(seen);
           expect(sorted(telemetry), JSON.stringify(session.api.requests, null, 1)).toEqual(
             sorted(scenario.telemetry),
@@ -256,7 +227,9 @@ describe.skipIf(!binary || !onThisBackend)('the real Codex CLI, end to end', () 
     });
     try {
       for (const { conversationId, findings } of imported) {
-        const items = await settledFindings(conversationId, importServer.url, findings.length);
+        const items = await settledFindings(importServer.url, conversationId, {
+          atLeast: findings.length,
+        });
         expect(sorted(items.map(seen)), conversationId).toEqual(findings);
       }
     } finally {
@@ -291,7 +264,9 @@ describe.skipIf(!binary || !onThisBackend)('the real Codex CLI, end to end', () 
       const ids = calls.map((c) => c.requestId);
       expect(new Set(ids).size, conversationId).toBe(ids.length);
       // the findings of telemetry and of the file, each once (the file's are a superset)
-      const items = await settledFindings(conversationId, server.url, findings.length);
+      const items = await settledFindings(server.url, conversationId, {
+        atLeast: findings.length,
+      });
       expect(sorted(items.map(seen)), conversationId).toEqual(findings);
     }
   }, 240_000);
