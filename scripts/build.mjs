@@ -8,6 +8,7 @@ import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sourceHash } from './source-hash.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const next = join(root, 'dist.next');
@@ -28,6 +29,8 @@ function run(bin, args) {
 }
 
 rmSync(next, { recursive: true, force: true });
+// taken before compiling: an edit made during the build makes the stamp stale, never wrong
+const hash = sourceHash(root);
 const tsc = require.resolve('typescript/bin/tsc');
 run(tsc, ['-p', 'tsconfig.build.json', '--outDir', next]);
 run(tsc, ['-p', 'tsconfig.statusline.json', '--outDir', join(next, 'cjs')]);
@@ -43,6 +46,9 @@ run(vite, [
   join(next, 'ui'),
   '--emptyOutDir',
 ]);
+
+// what dist/ is compiled from: the test suite runs it only while this matches (vitest.config.ts)
+writeFileSync(join(next, 'source-hash.txt'), `${hash}\n`);
 
 rmSync(old, { recursive: true, force: true });
 if (existsSync(dist)) renameSync(dist, old);

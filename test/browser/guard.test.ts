@@ -63,7 +63,7 @@ describe.skipIf(browserMissing)("the guard's work in the console", () => {
       }),
       env: {
         ...process.env,
-        ROTSCOPE_FROM_SOURCE: '1',
+        ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
         HOME: dir,
         ROTSCOPE_URL: rotscope.url,
       },

@@ -59,7 +59,7 @@ async function backend(name: string): Promise<Record<string, string>> {
 /** A server whose evaluator would take any settled conversation at once. */
 function serve(env: Record<string, string>): Promise<ChildServer> {
   return startChildServer({
-    ROTSCOPE_FROM_SOURCE: '1',
+    ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
     ROTSCOPE_EVALUATOR_QUIET_MS: '0',
     ROTSCOPE_EVALUATOR_POLL_MS: '50',
     ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS: '0',
@@ -433,7 +433,7 @@ describe('rotscope import beside a busy serve', { timeout: 60_000 }, () => {
         env: {
           ...process.env,
           DATABASE_URL: '',
-          ROTSCOPE_FROM_SOURCE: '1',
+          ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
           ROTSCOPE_DATA_DIR: dataDir,
         },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -56,7 +56,7 @@ async function backend(name: string): Promise<Backend> {
 function serve(b: Backend): Promise<ChildServer> {
   return startChildServer({
     ...b.env,
-    ROTSCOPE_FROM_SOURCE: '1',
+    ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
     ROTSCOPE_ALLOW_PRIVATE_ADDRESSES: 'true',
     ROTSCOPE_EVALUATOR_QUIET_MS: '200',
     ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS: '2000',

@@ -150,7 +150,7 @@ describe.skipIf(unavailable)('PostgreSQL restarts under load', () => {
       ROTSCOPE_ALLOW_PRIVATE_ADDRESSES: 'true',
       ROTSCOPE_RETRY_AFTER_SECONDS: RETRY_AFTER,
       ROTSCOPE_DELIVERY_TIMEOUT_MS: '2000',
-      ROTSCOPE_FROM_SOURCE: '1', // the code under test, never a stale build
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
     });
     void server.exited.then((code) => (exitedWith = code));
   }, 60_000);

@@ -190,7 +190,7 @@ export async function startGeminiSession(options: GeminiSessionOptions): Promise
           GEMINI_SETTINGS: JSON.stringify(settings, null, 2),
           OTLP_PORT: '{{otlp}}',
           ROTSCOPE_BIN,
-          ROTSCOPE_FROM_SOURCE: '1',
+          ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
           ROTSCOPE_INSTALL_TOKEN: options.viaInstall?.token ?? '',
         },
         cmd: [

@@ -56,7 +56,7 @@ function guardEnv(name: string, config: object): Record<string, string> {
   return {
     ROTSCOPE_GUARD_CONFIG: configFile,
     ROTSCOPE_GUARD_LOG: join(tmp, `${name}.guard.log`),
-    ROTSCOPE_FROM_SOURCE: '1',
+    ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
     // the guard's spans go where the CLI's telemetry goes (the relay into its private network)
     ROTSCOPE_URL: 'http://127.0.0.1:{{otlp}}',
   };

@@ -35,7 +35,7 @@ const BIN = fileURLToPath(new URL('../../../bin/rotscope.js', import.meta.url));
 export function rotscope(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, DATABASE_URL: '', ROTSCOPE_FROM_SOURCE: '1', ...env },
+      env: { ...process.env, DATABASE_URL: '', ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -53,7 +53,7 @@ export function rotscope(args: string[], env: Record<string, string> = {}) {
 export function startScenarioServer(dataDir: string) {
   return startChildServer({
     ROTSCOPE_DATA_DIR: dataDir,
-    ROTSCOPE_FROM_SOURCE: '1',
+    ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
     ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS: '1500',
     ROTSCOPE_EVALUATOR_QUIET_MS: '200',
   });
@@ -240,7 +240,7 @@ export async function importAndEvaluate(
   if (result.code !== 0) return { ...result, findings };
   const server = await startChildServer({
     ROTSCOPE_DATA_DIR: dataDir,
-    ROTSCOPE_FROM_SOURCE: '1',
+    ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
     ROTSCOPE_EVALUATOR_QUIET_MS: '200',
   });
   try {

@@ -64,7 +64,7 @@ function session(
     options: {
       model: alias,
       settings: installed.settings,
-      env: { ...installed.env, ROTSCOPE_FROM_SOURCE: '1' },
+      env: { ...installed.env, ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1' },
     },
     runs: [{ prompt: 'Check the build, then report.' }],
     script: {

@@ -48,7 +48,7 @@ interface StoredCall {
 function rotscope(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, DATABASE_URL: '', ROTSCOPE_FROM_SOURCE: '1', ...env },
+      env: { ...process.env, DATABASE_URL: '', ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -103,7 +103,7 @@ describe.skipIf(!binary || !onThisBackend)('the real Codex CLI, end to end', () 
     installedOtel = readFileSync(join(codexHome, 'config.toml'), 'utf8');
     server = await startChildServer({
       ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
-      ROTSCOPE_FROM_SOURCE: '1',
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
       ROTSCOPE_EVALUATOR_QUIET_MS: '200',
     });
   }, 90_000);
@@ -222,7 +222,7 @@ describe.skipIf(!binary || !onThisBackend)('the real Codex CLI, end to end', () 
     expect(result.code, result.stderr).toBe(0);
     const importServer = await startChildServer({
       ROTSCOPE_DATA_DIR: dataDir,
-      ROTSCOPE_FROM_SOURCE: '1',
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
       ROTSCOPE_EVALUATOR_QUIET_MS: '200',
     });
     try {
@@ -253,7 +253,7 @@ describe.skipIf(!binary || !onThisBackend)('the real Codex CLI, end to end', () 
     expect(result.code, result.stderr).toBe(0);
     server = await startChildServer({
       ROTSCOPE_DATA_DIR: dataDir,
-      ROTSCOPE_FROM_SOURCE: '1',
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
       ROTSCOPE_EVALUATOR_QUIET_MS: '200',
     });
     for (const { conversationId, findings, fileCalls } of imported) {

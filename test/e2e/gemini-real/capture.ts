@@ -70,7 +70,7 @@ const wanted = process.argv.length > 2 ? process.argv.slice(2) : FIXTURES;
 const tmp = mkdtempSync(join(tmpdir(), 'rotscope-gemini-capture-'));
 const server = await startChildServer({
   ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
-  ROTSCOPE_FROM_SOURCE: '1',
+  ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
   ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS: '1500',
   ROTSCOPE_EVALUATOR_QUIET_MS: '200',
 });

@@ -1,0 +1,4 @@
+/** The hash of what dist/ is compiled from (scripts/source-hash.mjs). */
+export function sourceHash(root: string): string;
+/** True when `<root>/dist` was built from exactly this checkout's source. */
+export function distIsFresh(root: string): boolean;
