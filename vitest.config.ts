@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { distIsFresh } from './scripts/source-hash.mjs';
+import { childrenFromSource } from './scripts/source-hash.mjs';
 
 /**
  * The suite in projects, by what a test is about (docs/testing.md). `vitest run` (npm test) runs
@@ -48,9 +48,7 @@ const withDatabase = { globalSetup: ['test/helpers/global-setup.ts'] };
  * by `npm run build`, which `npm ci` runs), else src/ through tsx: never a stale build, and a
  * child starts in about 0.5 s of CPU instead of 1.3 s. ROTSCOPE_FROM_SOURCE=1 forces src/.
  */
-const fromSource =
-  process.env.ROTSCOPE_FROM_SOURCE ??
-  (distIsFresh(fileURLToPath(new URL('.', import.meta.url))) ? '0' : '1');
+const fromSource = childrenFromSource(fileURLToPath(new URL('.', import.meta.url)));
 
 export default defineConfig({
   test: {

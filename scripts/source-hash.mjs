@@ -51,3 +51,12 @@ export function distIsFresh(root) {
   const stamp = join(root, 'dist', 'source-hash.txt');
   return existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === sourceHash(root);
 }
+
+/**
+ * What the test suite's `bin/rotscope.js` children run: '1' (src/ through tsx) unless dist/ was
+ * built from exactly this checkout, '0' (the compiled dist/) when it was; ROTSCOPE_FROM_SOURCE
+ * set in the environment wins.
+ */
+export function childrenFromSource(root) {
+  return process.env.ROTSCOPE_FROM_SOURCE ?? (distIsFresh(root) ? '0' : '1');
+}

@@ -14,6 +14,9 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openStore } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
+import { childrenFromSource } from '../../scripts/source-hash.mjs';
+
+const ROOT = path.join(import.meta.dirname, '../..');
 
 const TEMPLATE_PREFIX = 'rotscope_template_';
 
@@ -92,29 +95,56 @@ async function dropLeftovers(base: string): Promise<void> {
   }
 }
 
+/** What every project of one run shares: migrated once, however many projects ask. */
+interface Prepared {
+  dir: string;
+  /** The migrated data directory `rotscope` children copy (made on first ask). */
+  dataDir: () => Promise<string>;
+  template?: string;
+  pgliteDump?: string;
+}
+
+/**
+ * Kept on globalThis: vitest loads this module once per project, all in its one main process,
+ * and the projects of a run share what it prepares.
+ */
+const run = ((
+  globalThis as { rotscopeTestSetup?: { prepared?: Promise<Prepared>; users: number } }
+).rotscopeTestSetup ??= { users: 0 });
+
+async function prepare(base: string | undefined): Promise<Prepared> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rotscope-test-pglite-'));
+  let dataDir: Promise<string> | undefined;
+  const shared: Prepared = { dir, dataDir: () => (dataDir ??= migratedDataDir(dir)) };
+  if (base) shared.template = await createTemplate(base);
+  else shared.pgliteDump = await dumpMigratedPglite(dir);
+  process.stdout.write(
+    `rotscope tests: database ${base ? `PostgreSQL (${new URL(base).host}, a template copied per file)` : 'PGlite (embedded, a migrated dump loaded per store)'}; ` +
+      `rotscope children run ${childrenFromSource(ROOT) === '1' ? 'src/ through tsx' : 'the compiled dist/ (built from this source)'}\n`,
+  );
+  return shared;
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const base = process.env.DATABASE_URL;
-  const dir = mkdtempSync(path.join(tmpdir(), 'rotscope-test-pglite-'));
+  run.users++;
+  const shared = await (run.prepared ??= prepare(base));
   // Projects that start `rotscope` processes: a migrated data directory they copy.
   project.provide(
     'pgliteDataDir',
-    project.name === 'integration' ? undefined : await migratedDataDir(dir),
+    project.name === 'integration' ? undefined : await shared.dataDir(),
   );
-  if (base) {
-    const template = await createTemplate(base);
-    project.provide('templateDatabase', template);
-    project.provide('pgliteDump', undefined);
-    return async () => {
+  project.provide('templateDatabase', shared.template);
+  project.provide('pgliteDump', shared.pgliteDump);
+  return async () => {
+    if (--run.users > 0) return;
+    run.prepared = undefined;
+    if (base && shared.template) {
       await withAdmin(base, (admin) =>
-        admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`),
+        admin.query(`DROP DATABASE IF EXISTS ${shared.template} WITH (FORCE)`),
       ).catch(() => {});
       await dropLeftovers(base);
-      rmSync(dir, { recursive: true, force: true });
-    };
-  }
-  project.provide('pgliteDump', await dumpMigratedPglite(dir));
-  project.provide('templateDatabase', undefined);
-  return async () => {
-    rmSync(dir, { recursive: true, force: true });
+    }
+    rmSync(shared.dir, { recursive: true, force: true });
   };
 }
