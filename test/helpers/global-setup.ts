@@ -109,7 +109,7 @@ interface Prepared {
  * and the projects of a run share what it prepares.
  */
 const run = ((
-  globalThis as { rotscopeTestSetup?: { prepared?: Promise<Prepared>; users: number } }
+  globalThis as { rotscopeTestSetup?: { prepared?: Promise<Prepared> | undefined; users: number } }
 ).rotscopeTestSetup ??= { users: 0 });
 
 async function prepare(base: string | undefined): Promise<Prepared> {
