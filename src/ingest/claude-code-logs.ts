@@ -3,7 +3,7 @@
  * §5.3): `claude_code.api_request` → an LlmCall (producer `claude_code_log`, with
  * `requestId`: the store prefers a span-derived call with the same request id),
  * `claude_code.tool_result` → a ToolResult (bytes the model saw, MCP tools by their real name:
- * ./claude-code-tools.ts), `claude_code.compaction` → a Compaction,
+ * ./claude-tools.ts), `claude_code.compaction` → a Compaction,
  * `api_error` saying the prompt is too long → an LlmCall classed `context_overflow`,
  * `api_request` with a side-call `query_source` (e.g. `compact`) → `sideCalls` (the
  * summarising call of a compaction is a side call, not a second compaction). `gen_ai.*` events
@@ -14,7 +14,7 @@ import { setAttribute, type AttrValue, type LogRecord } from '../model/telemetry
 import { bool, minusMs, num, str } from './attrs.ts';
 import { compaction, normalizeTrigger } from './compactions.ts';
 import { stripAttributes } from './content.ts';
-import { claudeCodeToolName, modelSeenBytes } from './claude-code-tools.ts';
+import { claudeCodeToolName, modelSeenBytes } from './claude-tools.ts';
 import { claudeCodeAgentId, sideCallOf, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';

@@ -16,7 +16,7 @@ import type {
 import type { Attributes, Span } from '../model/telemetry.ts';
 import { runSliced, runWhole, Slices } from '../model/slices.ts';
 import { bool, cmpNs, firstNum, firstStr, json, num, resultAttrSize, str } from './attrs.ts';
-import { claudeCodeToolName } from './claude-code-tools.ts';
+import { claudeCodeToolName } from './claude-tools.ts';
 import {
   compaction,
   isCompactionEventName,

@@ -7,7 +7,7 @@
  * (`estimate`: request bytes / 4, warm cache). Measured facts: ../shared/agents.md.
  *
  * - MCP tools: the logs name every MCP tool `mcp_tool`; rotscope names it as Claude Code does,
- *   `mcp__<server>__<tool>` (src/ingest/claude-code-tools.ts).
+ *   `mcp__<server>__<tool>` (src/ingest/claude-tools.ts).
  * - A result over 50,000 characters is persisted to a file and the model sees a 2 KB preview:
  *   counted at that, not at the raw `tool_result_size_bytes` (no false takeover).
  * - A tool call cut at `max_tokens` leaves no tool span nor log: a warning, as a cut text is.

@@ -1,5 +1,5 @@
 /**
- * Claude Code's tools as the model saw them (src/ingest/claude-code-tools.ts), from what a real
+ * Claude Code's tools as the model saw them (src/ingest/claude-tools.ts), from what a real
  * Claude Agent SDK 0.3.336 app exported (its Claude Code 2.1.336; test/fixtures/real/
  * claude-agent-sdk-0.3.336/PROVENANCE.md): an MCP tool is named `mcp__<server>__<tool>` from the
  * logs' `tool_parameters` and from the span's `tool_name` (not `mcp_tool`, not the bare
@@ -12,7 +12,7 @@ import {
   mcpToolName,
   modelSeenBytes,
   PERSISTED_PREVIEW_BYTES,
-} from '../../../src/ingest/claude-code-tools.ts';
+} from '../../../src/ingest/claude-tools.ts';
 import { normalizeLogs, normalizeSpans } from '../../../src/ingest/index.ts';
 import { CTX, capturedOtlp } from './helpers.ts';
 
