@@ -35,6 +35,7 @@ const ONCE_E2E = [
   'test/e2e/producers.test.ts',
 ];
 const AGENTS = [
+  'test/e2e/claude-agent-sdk-real/**/*.test.ts',
   'test/e2e/claude-code-real/**/*.test.ts',
   'test/e2e/codex-real/**/*.test.ts',
   'test/e2e/gemini-real/**/*.test.ts',

@@ -8,7 +8,8 @@
  * Producers that only report tool results per call (parts from tool spans, e.g. Claude Code's
  * `result_tokens`) give the results since the stream's previous call, not what the input
  * holds: those are added up per stream as results still held in context, until a
- * compaction of the stream or a fall in its usage (history cut) empties them. That rule is
+ * compaction of the stream or a fall in its usage that counts as lost history (`dropRatio` and
+ * `dropMinTokens`) empties them. That rule is
  * src/model/held-results.ts, which the run view's strip stacks its bars with too.
  */
 import type { LlmCall } from '../model/calls.ts';
@@ -92,7 +93,7 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
 
 function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: DetectorContext) {
   const before = state.streams.find((s) => s.streamKey === call.streamKey);
-  const counted = countedTools(before, call);
+  const counted = countedTools(before, call, context.thresholds);
   if (counted === null || call.parts === null) return { state, findings: [] };
   const { total, tools } = counted;
   const held = counted.held?.held;

@@ -2,7 +2,8 @@
  * Log records → kept records + normalized rows. Claude Code events (DESIGN §4, conventions
  * §5.3): `claude_code.api_request` → an LlmCall (producer `claude_code_log`, with
  * `requestId`: the store prefers a span-derived call with the same request id),
- * `claude_code.tool_result` → a ToolResult (bytes), `claude_code.compaction` → a Compaction,
+ * `claude_code.tool_result` → a ToolResult (bytes the model saw, MCP tools by their real name:
+ * ./claude-tools.ts), `claude_code.compaction` → a Compaction,
  * `api_error` saying the prompt is too long → an LlmCall classed `context_overflow`,
  * `api_request` with a side-call `query_source` (e.g. `compact`) → `sideCalls` (the
  * summarising call of a compaction is a side call, not a second compaction). `gen_ai.*` events
@@ -13,6 +14,7 @@ import { setAttribute, type AttrValue, type LogRecord } from '../model/telemetry
 import { bool, minusMs, num, str } from './attrs.ts';
 import { compaction, normalizeTrigger } from './compactions.ts';
 import { stripAttributes } from './content.ts';
+import { claudeCodeToolName, modelSeenBytes } from './claude-tools.ts';
 import { claudeCodeAgentId, sideCallOf, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
@@ -150,15 +152,17 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
       // event reports (with its trigger and token counts): one compaction, counted once.
     } else if (name === 'claude_code.tool_result') {
       const toolUseId = str(a, 'tool_use_id');
+      // MCP tools by their real name; a result persisted to a file at what the model saw of it
+      const toolName = claudeCodeToolName(a);
       toolResults.push({
         workspaceId: ctx.workspaceId,
         traceId,
         spanId: spanIdFor(`tool_result:${conversationId}:${toolUseId ?? atNs}`),
         conversationId,
         streamKey,
-        toolName: str(a, 'tool_name') ?? 'unknown',
+        toolName: toolName ?? 'unknown',
         toolCallId: toolUseId,
-        resultSize: num(a, 'tool_result_size_bytes'),
+        resultSize: modelSeenBytes(toolName, num(a, 'tool_result_size_bytes')),
         sizeUnit: 'bytes',
         atNs,
         source: 'claude_code_log',

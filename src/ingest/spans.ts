@@ -16,6 +16,7 @@ import type {
 import type { Attributes, Span } from '../model/telemetry.ts';
 import { runSliced, runWhole, Slices } from '../model/slices.ts';
 import { bool, cmpNs, firstNum, firstStr, json, num, resultAttrSize, str } from './attrs.ts';
+import { claudeCodeToolName } from './claude-tools.ts';
 import {
   compaction,
   isCompactionEventName,
@@ -563,7 +564,12 @@ function buildToolResult(n: Node, w: Where, workspaceId: string): ToolResult | n
   )
     return null;
   const a = span.attributes;
-  const toolName = firstStr(a, TOOL_NAME_KEYS) ?? toolNameFromSpanName(span.name);
+  // Claude Code: `tool_name` is the name the model knows (`mcp__logs__fetch_logs`), its
+  // `gen_ai.tool.name` only the MCP tool's own (`fetch_logs`)
+  const toolName =
+    (isClaudeCodeSpan(span) ? claudeCodeToolName(a) : null) ??
+    firstStr(a, TOOL_NAME_KEYS) ??
+    toolNameFromSpanName(span.name);
   let resultSize: number | null = null;
   let sizeUnit: ToolResult['sizeUnit'] = 'chars';
   const tokens = num(a, 'result_tokens');

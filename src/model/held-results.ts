@@ -7,11 +7,28 @@
  * input holds. Producers that only report tool results per call (parts from tool spans, e.g.
  * Claude Code's `result_tokens` or its logged result sizes) give the results since the
  * stream's previous call: those are added up per stream as results still held in context,
- * until a compaction of the stream or a fall in its usage (a history cut) empties them, each
- * tool capped at the call's whole input. Side calls and calls without part sizes neither count
- * nor change what the stream holds. Pure: no I/O, no clock.
+ * until a compaction of the stream or a fall in its usage that counts as lost history (the
+ * `history_lost` rule: by `dropRatio` of it and `dropMinTokens`) empties them, each tool capped
+ * at the call's whole input. A smaller dip between turns (Codex session files: 1.5%) keeps them.
+ * Side calls and calls without part sizes neither count nor change what the stream holds. Pure:
+ * no I/O, no clock.
  */
 import type { InputParts } from './calls.ts';
+import { DEFAULT_THRESHOLDS, type Thresholds } from './thresholds.ts';
+
+/** The fall in usage that empties the held results: `history_lost`'s thresholds. */
+export type HistoryCut = Pick<Thresholds, 'dropRatio' | 'dropMinTokens'>;
+
+/** True when usage falling from `last` to `now` counts as lost history (a cut of the input). */
+export function isHistoryCut(
+  last: number | null,
+  now: number | null,
+  cut: Readonly<HistoryCut> = DEFAULT_THRESHOLDS,
+): boolean {
+  if (last === null || now === null || now >= last || last <= 0) return false;
+  const drop = last - now;
+  return drop / last >= cut.dropRatio && drop >= cut.dropMinTokens;
+}
 
 /** Tokens (or the parts' unit) of each tool's results, by tool name. */
 export type ToolSizes = Record<string, number>;
@@ -43,13 +60,16 @@ export function partsTotal(
   return total !== null && total > 0 ? total : null;
 }
 
-/** The results held after this call: the earlier ones (unless the usage fell) plus this call's new ones. */
+/**
+ * The results held after this call: the earlier ones (unless the usage fell as lost history
+ * does) plus this call's new ones.
+ */
 export function heldAfter(
   before: Readonly<HeldResults> | undefined,
   call: Pick<HeldCall, 'contextTokens' | 'parts'>,
+  historyCut: Readonly<HistoryCut> = DEFAULT_THRESHOLDS,
 ): ToolSizes {
-  const last = before?.lastTokens ?? null;
-  const cut = last !== null && call.contextTokens !== null && call.contextTokens < last;
+  const cut = isHistoryCut(before?.lastTokens ?? null, call.contextTokens, historyCut);
   const held: ToolSizes = cut ? {} : { ...(before?.held ?? {}) };
   for (const [tool, size] of Object.entries(call.parts?.tools ?? {}))
     held[tool] = (held[tool] ?? 0) + size;
@@ -80,12 +100,13 @@ export interface CountedTools {
 export function countedTools(
   before: Readonly<HeldResults> | undefined,
   call: HeldCall,
+  historyCut: Readonly<HistoryCut> = DEFAULT_THRESHOLDS,
 ): CountedTools | null {
   if (call.sideCall !== null || call.parts === null) return null;
   const total = partsTotal(call.parts, call.contextTokens);
   if (total === null) return null;
   if (call.parts.source !== 'tool_spans') return { total, tools: call.parts.tools };
-  const held = heldAfter(before, call);
+  const held = heldAfter(before, call, historyCut);
   return {
     total,
     tools: cappedHeld(held, total),
@@ -102,7 +123,10 @@ export type HeldItem =
  * results its input holds as `tool_takeover` counts them; null for a call the rule skips.
  * Compactions give no entry.
  */
-export function heldPerCall(items: Iterable<HeldItem>): Array<CountedTools | null> {
+export function heldPerCall(
+  items: Iterable<HeldItem>,
+  historyCut: Readonly<HistoryCut> = DEFAULT_THRESHOLDS,
+): Array<CountedTools | null> {
   const streams = new Map<string, HeldResults>();
   const out: Array<CountedTools | null> = [];
   for (const item of items) {
@@ -112,7 +136,7 @@ export function heldPerCall(items: Iterable<HeldItem>): Array<CountedTools | nul
       if (stream?.held) streams.set(item.streamKey, { ...stream, held: {} });
       continue;
     }
-    const counted = countedTools(streams.get(item.streamKey), item);
+    const counted = countedTools(streams.get(item.streamKey), item, historyCut);
     // a call whose parts say what its input holds starts the stream afresh, as the detector does
     if (counted?.held) streams.set(item.streamKey, counted.held);
     else if (counted) streams.delete(item.streamKey);

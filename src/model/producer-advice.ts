@@ -76,6 +76,19 @@ export function coverageHint(
   return agent ? COVERAGE_HINTS[agent][detector] : undefined;
 }
 
+/**
+ * Said of an agent's calls cut at the output limit when nothing says whether the cut output was
+ * a tool call: Claude Code (and Claude Agent SDK apps, which run it) export no tool span, no
+ * `tool_decision` and no `tool_result` for a tool call cut by `max_tokens`, and their spans carry
+ * only `stop_reason` unless detailed beta tracing adds `response.has_tool_call`. Undefined for
+ * producers without such a note.
+ */
+export function cutToolUnknownHint(producer: string | null, calls: number): string | undefined {
+  if (agentOf(producer) !== 'claude_code') return undefined;
+  const n = calls === 1 ? '1 response' : `${calls} responses`;
+  return `${n} cut at the output limit: Claude Code (and the Claude Agent SDK, which runs it) exports nothing for a tool call cut there, so such a cut is reported as a warning, not as a critical cut tool call naming the tool. Detailed beta tracing (ENABLE_BETA_TRACING_DETAILED=1) says whether the cut output was a tool call; importing the transcripts (rotscope import ~/.claude/projects) names the tool; ${CLAUDE_CODE_INSTALL}.`;
+}
+
 /** What to do about a cut-off output, in the producer's words. */
 export function cutOffAdvice(producer: string | null, toolCall: boolean): string {
   switch (agentOf(producer)) {

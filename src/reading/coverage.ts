@@ -12,6 +12,7 @@ import {
   AGENT_NAMES,
   agentOf,
   coverageHint,
+  cutToolUnknownHint,
   type CoverageDetector,
 } from '../model/producer-advice.ts';
 import { nsToIso } from '../model/telemetry.ts';
@@ -191,7 +192,7 @@ export function windowUnknownHint(models: readonly WindowUnknownCoverage[]): str
  * counts, a model); never "turn on telemetry" to an agent whose calls carry token counts.
  */
 function producerCoverage(
-  { producer, calls, covered }: ProducerCounts,
+  { producer, calls, covered, cutOutputUnknown = 0 }: ProducerCounts,
   unknown: readonly WindowUnknownCoverage[],
 ): ProducerCoverage {
   const detectors = detectorsOf(covered);
@@ -206,15 +207,23 @@ function producerCoverage(
       ? `${windowUnknownHint(unknown)}. Other calls: ${DETECTOR_NEEDS[d].hint}`
       : windowUnknownHint(unknown);
   };
+  const hints: Partial<Record<CoverageDetector, string>> = Object.fromEntries(
+    detectors.filter((d) => covered[d] < calls).map((d) => [d, hintFor(d)]),
+  );
+  // cut responses it cannot tell apart (text or a tool call): said, though their finish reason came
+  const unknownCut =
+    cutOutputUnknown > 0 ? cutToolUnknownHint(producer, cutOutputUnknown) : undefined;
+  if (unknownCut !== undefined)
+    hints.output_cut_off = hints.output_cut_off
+      ? `${unknownCut} ${hints.output_cut_off}`
+      : unknownCut;
   return {
     producer,
     agent: agent ? AGENT_NAMES[agent] : null,
     calls,
     covered,
     blind: detectors.filter((d) => covered[d] === 0),
-    hints: Object.fromEntries(
-      detectors.filter((d) => covered[d] < calls).map((d) => [d, hintFor(d)]),
-    ),
+    hints,
   };
 }
 

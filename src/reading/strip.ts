@@ -13,6 +13,7 @@
  * so a bar shows the share the finding gives.
  */
 import type { InputParts } from '../model/calls.ts';
+import { getAlertSettings } from '../store/alerts.ts';
 import { heldPerCall, type HeldItem, type ToolSizes } from '../model/held-results.ts';
 import type { Db } from '../store/db.ts';
 import {
@@ -185,7 +186,9 @@ export async function loadStrip(
   const compactions = calls.some((row) => row[15]?.source === 'tool_spans')
     ? await stripCompactions(db, workspaceId, scope)
     : [];
-  const counted = heldPerCall(timelineOf(calls, compactions));
+  // held results empty at a fall in usage that counts as lost history: the workspace's thresholds
+  const { thresholds } = await getAlertSettings(db, workspaceId);
+  const counted = heldPerCall(timelineOf(calls, compactions), thresholds);
   const models = new Dictionary();
   const windowSources = new Dictionary();
   const finishReasons = new Dictionary();

@@ -25,6 +25,11 @@ export interface ProducerCounts {
   producer: string;
   calls: number;
   covered: CoveredCounts;
+  /**
+   * Calls cut at the output limit whose output nothing says was text or a tool call (Claude
+   * Code and Agent SDK apps without detailed beta tracing): their cut-off is a warning only.
+   */
+  cutOutputUnknown?: number;
 }
 
 /** One model of the recent calls with one window it was given. */
@@ -102,12 +107,20 @@ export async function producerCounts(db: Db, workspaceId: string): Promise<Produ
     .where('workspace_id', '=', workspaceId)
     .groupBy('producer')
     .orderBy('producer')
-    .select(['producer', sql<string>`count(*)`.as('calls'), ...coveredColumns])
+    .select([
+      'producer',
+      sql<string>`count(*)`.as('calls'),
+      ...coveredColumns,
+      sql<string>`count(*) FILTER (WHERE finish_class = 'output_limit' AND output_tool_call IS NULL)`.as(
+        'cut_output_unknown',
+      ),
+    ])
     .execute();
   return rows.map((r) => ({
     producer: r.producer,
     calls: Number(r.calls),
     covered: coveredOf(r as unknown as Record<CoverageDetector, string>),
+    cutOutputUnknown: Number(r.cut_output_unknown),
   }));
 }
 

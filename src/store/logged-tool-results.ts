@@ -120,8 +120,10 @@ export async function loggedSince(
   sources: readonly string[] = ['claude_code_log'],
 ): Promise<Record<string, number>> {
   const prev = await previousCountedCall(db, workspaceId, t);
+  // the tool span's name wins: Claude Code's logs call every MCP tool `mcp_tool` when they
+  // carry no `tool_parameters` (OTEL_LOG_TOOL_DETAILS off), its span names it
   const rows = await sql<{ tool_name: string; bytes: string | number }>`
-    SELECT r.tool_name, sum(r.result_size) AS bytes
+    SELECT COALESCE(s.tool_name, r.tool_name) AS tool_name, sum(r.result_size) AS bytes
       FROM tool_results r
       LEFT JOIN tool_results s
         ON s.workspace_id = r.workspace_id AND s.conversation_id = r.conversation_id
@@ -132,7 +134,7 @@ export async function loggedSince(
        AND COALESCE(s.stream_key, r.stream_key) = ${t.streamKey}
        AND r.at_ns <= ${t.startNs}
        ${prev === undefined ? sql`` : sql`AND r.at_ns > ${String(prev.start_ns)}`}
-     GROUP BY r.tool_name`.execute(db);
+     GROUP BY COALESCE(s.tool_name, r.tool_name)`.execute(db);
   return Object.fromEntries(rows.rows.map((r) => [r.tool_name, Number(r.bytes)]));
 }
 
