@@ -13,7 +13,7 @@ import { defineConfig } from 'vitest/config';
  * - cli: real processes where the database is not what is tested: the build, packaging, the
  *   installers, hooks, help, analyze of a file, the library producers (test/e2e);
  * - agents: the real agent CLIs and the SDK against a real server (test/e2e/claude-code-real,
- *   codex-real, gemini-real, sdk);
+ *   codex-real, copilot-real, gemini-real, sdk);
  * - browser: the console in a real Chromium (test/browser).
  * The settings below are shared (`extends: true`); each project adds its files and, where a
  * database is used, the global setup that migrates the template test/helpers/store.ts copies.
@@ -26,6 +26,7 @@ const ONCE_E2E = [
   'test/e2e/claude-code-install.test.ts',
   'test/e2e/cli-help.test.ts',
   'test/e2e/codex-install.test.ts',
+  'test/e2e/copilot-install.test.ts',
   'test/e2e/docker.test.ts',
   'test/e2e/gemini-install.test.ts',
   'test/e2e/guard.test.ts',
@@ -35,6 +36,7 @@ const ONCE_E2E = [
 const AGENTS = [
   'test/e2e/claude-code-real/**/*.test.ts',
   'test/e2e/codex-real/**/*.test.ts',
+  'test/e2e/copilot-real/**/*.test.ts',
   'test/e2e/gemini-real/**/*.test.ts',
   'test/e2e/sdk/**/*.test.ts',
 ];
