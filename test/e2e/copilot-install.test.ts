@@ -50,7 +50,7 @@ describe('rotscope copilot install', () => {
     const dry = run(['install', '--dry-run', '--url', 'http://10.1.2.3:4318']);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(`--- ${settingsFile()}`);
-    expect(dry.stdout).toMatch(/^\+ {6}"toolOutput": true,?$/m);
+    expect(dry.stdout).toMatch(/^\+ {7}"toolOutput": true,?$/m);
     expect(readFileSync(settingsFile(), 'utf8')).toBe(original);
     expect(readdirSync(dir())).toEqual(['settings.json']);
 
