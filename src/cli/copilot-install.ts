@@ -93,8 +93,13 @@ function environmentWarnings(env: Env, url: string): string[] {
     out.push(
       'rotscope: warning: COPILOT_OTEL_FILE_EXPORTER_PATH / COPILOT_OTEL_EXPORTER_TYPE=file are set: Copilot CLI writes its telemetry to a file instead; unset them\n',
     );
-  if (env.OTEL_EXPORTER_OTLP_PROTOCOL === 'grpc' || env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL === 'grpc')
-    out.push('rotscope: warning: the OTLP protocol is set to grpc: rotscope takes OTLP/HTTP; unset it\n');
+  if (
+    env.OTEL_EXPORTER_OTLP_PROTOCOL === 'grpc' ||
+    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL === 'grpc'
+  )
+    out.push(
+      'rotscope: warning: the OTLP protocol is set to grpc: rotscope takes OTLP/HTTP; unset it\n',
+    );
   return out;
 }
 
@@ -192,7 +197,8 @@ export async function copilotCommand(argv: string[], io: Io, env: Env): Promise<
     else writeFileSync(file, after);
   }
   if (nextState === null) rmSync(stateFile, { force: true });
-  else if (state === null || changed) writeFileSync(stateFile, `${JSON.stringify(nextState, null, 2)}\n`);
+  else if (state === null || changed)
+    writeFileSync(stateFile, `${JSON.stringify(nextState, null, 2)}\n`);
   if (values.uninstall) {
     io.stdout(
       `${file}: ${changed ? "rotscope's telemetry setting removed (what was there before is back)" : 'nothing of rotscope left, nothing to change'}\n${profile}`,

@@ -95,7 +95,8 @@ export function normalizeCopilotSession(
   // their sizes are the next call's parts
   const compactions: Compaction[] = [];
   const projects: ConversationProject[] = [];
-  let sessionId = /session-state[\\/]([^\\/]+)[\\/]events\.jsonl$/.exec(path)?.[1] ?? 'unknown-session';
+  let sessionId =
+    /session-state[\\/]([^\\/]+)[\\/]events\.jsonl$/.exec(path)?.[1] ?? 'unknown-session';
   let version: string | null = null;
   let system: number | null = null;
   const toolNames = new Map<string, string>();
@@ -206,7 +207,9 @@ export function normalizeCopilotSession(
           streamKey: streamKey(),
           runId: sessionId,
           traceId: traceIdFor(sessionId),
-          spanId: spanIdFor(`copilot_session:${sessionId}:compaction:${s(d, 'compactionAttemptId') ?? atNs}`),
+          spanId: spanIdFor(
+            `copilot_session:${sessionId}:compaction:${s(d, 'compactionAttemptId') ?? atNs}`,
+          ),
           atNs,
           evidence: 'transcript_boundary',
           sourceKey: `copilot_session:${sessionId}:${s(d, 'compactionAttemptId') ?? atNs}`,

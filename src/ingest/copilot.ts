@@ -128,7 +128,9 @@ export function applyCopilotFacts(
       const version = span.resource['service.version'];
       const sysRaw = a['gen_ai.system_instructions'];
       const system =
-        sysRaw === undefined || sysRaw === null ? null : systemInstructionsSize(json(sysRaw), sysRaw);
+        sysRaw === undefined || sysRaw === null
+          ? null
+          : systemInstructionsSize(json(sysRaw), sysRaw);
       // the tool spans that ran between the previous call and this one, in this trace
       const before = toolSpans.filter(
         (t) =>

@@ -72,7 +72,7 @@ const COVERAGE_HINTS: Record<Agent, Record<CoverageDetector, string>> = {
     context_too_full:
       "send GitHub Copilot CLI's traces (OTEL_EXPORTER_OTLP_ENDPOINT in the shell profile; rotscope copilot install prints the lines): its chat spans carry every call's tokens and its invoke_agent span its own window (token_limit)",
     tool_takeover:
-      "let GitHub Copilot CLI send its tool results (telemetry.capture.toolOutput in ~/.copilot/settings.json; rotscope copilot install writes it): without them its spans carry no tool sizes",
+      'let GitHub Copilot CLI send its tool results (telemetry.capture.toolOutput in ~/.copilot/settings.json; rotscope copilot install writes it): without them its spans carry no tool sizes',
     history_lost:
       "send GitHub Copilot CLI's traces (rotscope copilot install): every call's tokens, and its compactions (session.compaction_complete), are on them",
     output_cut_off:

@@ -25,7 +25,8 @@ import {
   normalizeCopilotSession,
 } from '../ingest/copilot-sessions.ts';
 
-export type InputFormat = 'claude_code_transcript' | 'codex_session' | 'copilot_session' | 'otlp_json';
+export type InputFormat =
+  'claude_code_transcript' | 'codex_session' | 'copilot_session' | 'otlp_json';
 
 /** One input file, normalized. */
 export interface InputFile {

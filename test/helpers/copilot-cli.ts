@@ -76,11 +76,13 @@ export function copilotBinary(): string | null {
 // ---- the fake model API (OpenAI Chat Completions, SSE)
 
 /** What the fake reports as usage: fixed input tokens, or the request's bytes / 4 (+ offset). */
-export type FakeUsage = { input: number; cached?: number; output?: number } | {
-  estimate: true;
-  offset?: number;
-  output?: number;
-};
+export type FakeUsage =
+  | { input: number; cached?: number; output?: number }
+  | {
+      estimate: true;
+      offset?: number;
+      output?: number;
+    };
 
 /** One scripted answer of the main loop. */
 export interface CopilotAnswer {
@@ -114,7 +116,9 @@ function messageText(m: unknown): string {
   const c = (m as { content?: unknown }).content;
   if (typeof c === 'string') return c;
   if (Array.isArray(c))
-    return c.map((p) => (p && typeof p === 'object' ? String((p as { text?: unknown }).text ?? '') : '')).join('\n');
+    return c
+      .map((p) => (p && typeof p === 'object' ? String((p as { text?: unknown }).text ?? '') : ''))
+      .join('\n');
   return '';
 }
 
@@ -242,13 +246,13 @@ export interface CopilotSession {
   run(prompt: string, options?: { resume?: boolean }): Promise<CopilotRunResult>;
   /** The session ids Copilot wrote (`$COPILOT_HOME/session-state/<id>/`). */
   sessionIds(): string[];
+  /** The session file of a session (`$COPILOT_HOME/session-state/<id>/events.jsonl`). */
+  sessionFile(id: string): string;
   close(): Promise<void>;
 }
 
 /** Starts a fake API and an OTLP relay for one Copilot CLI session (one or more runs). */
-export async function startCopilotSession(
-  options: CopilotSessionOptions,
-): Promise<CopilotSession> {
+export async function startCopilotSession(options: CopilotSessionOptions): Promise<CopilotSession> {
   const root = mkdtempSync(join(tmpdir(), 'rotscope-copilot-'));
   const workDir = join(root, 'work');
   const homeDir = join(root, 'home');
@@ -294,11 +298,16 @@ export async function startCopilotSession(
       const args = ['-p', prompt, '--allow-all-tools', '--allow-all-paths', '--no-color'];
       if (runOptions.resume) args.push('--continue');
       // the relayed ports are only known inside: rotscope's install runs there, just before the CLI
+      // settings.json once (it stays), the shell lines every run (the relayed port changes)
+      const install =
+        runs === 0
+          ? ' && "$ROTSCOPE_NODE" "$ROTSCOPE_BIN" copilot install --url "http://127.0.0.1:$OTLP_PORT" >/dev/null'
+          : '';
       const cmd = options.viaInstall
         ? [
             'sh',
             '-c',
-            `eval "$("$ROTSCOPE_NODE" "$ROTSCOPE_BIN" copilot install --url "http://127.0.0.1:$OTLP_PORT" --print-env)" && "$ROTSCOPE_NODE" "$ROTSCOPE_BIN" copilot install --url "http://127.0.0.1:$OTLP_PORT" >/dev/null && unset ROTSCOPE_NODE ROTSCOPE_BIN ROTSCOPE_FROM_SOURCE OTLP_PORT && exec "$0" "$@"`,
+            `eval "$("$ROTSCOPE_NODE" "$ROTSCOPE_BIN" copilot install --url "http://127.0.0.1:$OTLP_PORT" --print-env)"${install} && unset ROTSCOPE_NODE ROTSCOPE_BIN ROTSCOPE_FROM_SOURCE OTLP_PORT && exec "$0" "$@"`,
             options.binary,
             ...args,
           ]
@@ -354,6 +363,9 @@ export async function startCopilotSession(
         stderr: readFileSync(errPath, 'utf8'),
         isolated,
       };
+    },
+    sessionFile(id) {
+      return join(copilotHome, 'session-state', id, 'events.jsonl');
     },
     sessionIds() {
       const dir = join(copilotHome, 'session-state');

@@ -11,9 +11,12 @@
  * installs it into ~/.cache/copilot-1.0.102); fails instead under ROTSCOPE_REQUIRE_COPILOT=1
  * (exported by `.ci/run`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
 import {
@@ -25,6 +28,7 @@ import {
 import { describeSeen, seen, settledFindings, sorted } from '../../helpers/seen-findings.ts';
 import { SCENARIOS, type Scenario, type Stored } from './scenarios.ts';
 
+const BIN = fileURLToPath(new URL('../../../bin/rotscope.js', import.meta.url));
 const binary = copilotBinary();
 const onThisBackend = !process.env.DATABASE_URL;
 const required = process.env.ROTSCOPE_REQUIRE_COPILOT === '1';
@@ -50,13 +54,15 @@ async function storedOf(serverUrl: string, sessionId: string): Promise<Stored | 
     mainCalls: main.length,
     compactions: body.compactions.map((c) => `${c.evidence}/${c.kind}`),
     cuts: main
-      .filter((c) => c.finishReasonRaw !== null && !['stop', 'tool_calls'].includes(c.finishReasonRaw))
+      .filter(
+        (c) => c.finishReasonRaw !== null && !['stop', 'tool_calls'].includes(c.finishReasonRaw),
+      )
       .map((c) => `${c.finishReasonRaw}${c.outputToolCall === true ? '+tool' : ''}`),
     windows: [...new Set(main.map((c) => `${c.contextWindow}/${c.windowSource}`))].sort(),
   };
 }
 
-async function runScenario(scenario: Scenario, serverUrl: string) {
+async function runScenario(scenario: Scenario, serverUrl: string, keepDir: string) {
   const session = await startCopilotSession({
     binary: binary!,
     otlpUrl: serverUrl,
@@ -72,6 +78,11 @@ async function runScenario(scenario: Scenario, serverUrl: string) {
       if (result.exitCode !== 0) break;
     }
     sessionIds = session.sessionIds();
+    // the session file outlives the session's temp dir, in a folder of the same shape
+    for (const id of sessionIds) {
+      mkdirSync(join(keepDir, 'session-state', id), { recursive: true });
+      copyFileSync(session.sessionFile(id), join(keepDir, 'session-state', id, 'events.jsonl'));
+    }
   } finally {
     await session.close();
   }
@@ -101,7 +112,8 @@ describe.skipIf(!binary || !onThisBackend)('the real GitHub Copilot CLI, end to 
     it(
       scenario.name,
       async () => {
-        const { runs, sessionIds, requests } = await runScenario(scenario, server.url);
+        const keep = join(tmp, scenario.id);
+        const { runs, sessionIds, requests } = await runScenario(scenario, server.url, keep);
         const last = runs.at(-1);
         const asked = requests.map((r) => `${r.kind} ${r.answer} ${r.inputTokens}`).join('\n');
         expect(
@@ -117,6 +129,46 @@ describe.skipIf(!binary || !onThisBackend)('the real GitHub Copilot CLI, end to 
           `found ${describeSeen(findings)}; the fake was asked:\n${asked}`,
         ).toEqual(sorted(scenario.findings));
         expect(await storedOf(server.url, sessionId), asked).toEqual(scenario.stored);
+        // Coverage names Copilot CLI and what to turn on, in its words
+        // (the first call of a run without message content carries no tool sizes)
+        const coverage = (await (await fetch(`${server.url}/api/coverage`)).json()) as {
+          producers: Array<{
+            producer: string;
+            agent: string | null;
+            hints: Record<string, string>;
+          }>;
+        };
+        const copilot = coverage.producers.find((p) => p.producer === 'copilot_cli');
+        expect(copilot?.agent).toBe('GitHub Copilot CLI');
+        expect(copilot?.hints.tool_takeover).toContain('telemetry.capture.toolOutput');
+        if (!scenario.importSessionFile) return;
+        // its session file, imported through the server: the same calls (one per request), the same findings
+        // (not spawnSync: a blocked event loop would keep a connection the server closed meanwhile)
+        const imported = await promisify(execFile)(
+          process.execPath,
+          [BIN, 'import', join(keep, 'session-state')],
+          {
+            env: {
+              PATH: process.env.PATH,
+              HOME: tmp,
+              ROTSCOPE_FROM_SOURCE: '1',
+              ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
+            },
+            encoding: 'utf8',
+          },
+        );
+        const calls = scenario.stored.mainCalls;
+        expect(imported.stdout).toContain(
+          `(${calls} calls stored already, by telemetry: merged, not added)`,
+        );
+        const again = (await settledFindings(server.url, sessionId)).map(seen);
+        expect(sorted(again), describeSeen(again)).toEqual(sorted(scenario.findings));
+        // still one compaction: the file's record merged with the event (and named first, as
+        // a transcript's boundary is: src/store/merge.ts)
+        expect(await storedOf(server.url, sessionId)).toEqual({
+          ...scenario.stored,
+          compactions: scenario.stored.compactions.map(() => 'transcript_boundary/summarize'),
+        });
       },
       180_000,
     );

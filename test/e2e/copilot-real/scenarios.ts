@@ -35,6 +35,8 @@ export interface Scenario {
   runs: Array<{ prompt: string; resume?: boolean }>;
   findings: Seen[];
   stored: Stored;
+  /** Then `rotscope import` its session file: the same calls, counted once, the same findings. */
+  importSessionFile?: boolean;
 }
 
 const f = (
@@ -71,7 +73,10 @@ export const SCENARIOS: Scenario[] = [
           toolCall: { name: 'bash', args: { command: 'ls -la', description: 'List files' } },
           usage: { input: 12000, output: 40 },
         },
-        { text: 'There is one file, notes.txt.', usage: { input: 12600, cached: 11000, output: 20 } },
+        {
+          text: 'There is one file, notes.txt.',
+          usage: { input: 12600, cached: 11000, output: 20 },
+        },
         {
           toolCall: { name: 'bash', args: { command: 'ls | wc -l', description: 'Count' } },
           usage: { input: 13000, cached: 12000, output: 40 },
@@ -110,6 +115,7 @@ export const SCENARIOS: Scenario[] = [
       f('tool_takeover', 'warning', null, 'view'),
       f('history_lost', 'info', 'compacted'),
     ],
+    importSessionFile: true,
     stored: {
       mainCalls: READS + 4,
       compactions: ['span_event/summarize'],

@@ -97,12 +97,10 @@ describe('GitHub Copilot CLI 1.0.102, captured from the real CLI', () => {
     ]);
 
     const cut = normalizeCopilotSession(text('cut-offs-no-content/events.jsonl.gz'), CTX, '');
-    expect(cut.calls.map((c) => [c.finishReasonRaw, c.outputToolCall, c.outputToolName])).toEqual(
-      [
-        ['length', false, null],
-        ['length', true, 'bash'],
-        ['stop', false, null],
-      ],
-    );
+    expect(cut.calls.map((c) => [c.finishReasonRaw, c.outputToolCall, c.outputToolName])).toEqual([
+      ['length', false, null],
+      ['length', true, 'bash'],
+      ['stop', false, null],
+    ]);
   });
 });
