@@ -183,16 +183,16 @@ export function applyCopilotFacts(
  * flag stays on the calls (it explains a drop there).
  */
 function oneCompaction(byId: ReadonlyMap<string, Span>, compactions: Compaction[]): void {
-  const ours = compactions.filter((c) => byId.has(c.spanId));
+  const ours = compactions.filter((c) => c.spanId !== null && byId.has(c.spanId));
   if (ours.length < 2) return;
   const events = new Map<string, Compaction>();
-  for (const c of ours) if (c.evidence === 'span_event') events.set(c.traceId, c);
+  for (const c of ours) if (c.evidence === 'span_event') events.set(c.traceId ?? '', c);
   const parts = new Set(ours.filter((c) => c.evidence === 'message_part').map((c) => c.streamKey));
   const flagged = new Set<string>();
   const drop = new Set<Compaction>();
   for (const c of [...ours].sort((a, b) => cmpNs(a.atNs, b.atNs))) {
     if (c.evidence !== 'flag' && c.evidence !== 'message_part') continue;
-    const event = events.get(c.traceId);
+    const event = events.get(c.traceId ?? '');
     if (event !== undefined) {
       if (c.evidence === 'message_part' && event.summarySize === null) {
         event.summarySize = c.summarySize;
