@@ -21,7 +21,7 @@
  *   `error.type` `ToolError` names the real tool when the output content was not sent.
  * - The summary call of its compaction is not exported.
  */
-import type { Compaction, LlmCall, ToolResult } from '../model/calls.ts';
+import type { Compaction, LlmCall, ReportedWindow, ToolResult } from '../model/calls.ts';
 import type { Span } from '../model/telemetry.ts';
 import { cmpNs, json, str } from './attrs.ts';
 import { fromSemconv, systemInstructionsSize } from './messages.ts';
@@ -207,4 +207,32 @@ function oneCompaction(byId: ReadonlyMap<string, Span>, compactions: Compaction[
   if (drop.size === 0) return;
   const kept = compactions.filter((c) => !drop.has(c));
   compactions.splice(0, compactions.length, ...kept);
+}
+
+/**
+ * The window Copilot reported for its calls of this batch (`token_limit` on the run's
+ * `invoke_agent` span, ./agent-windows.ts), as reports kept per conversation and model
+ * (src/store/agent-windows.ts): its exporter may send a run's calls in batches before the
+ * `invoke_agent` span, which ends last; those calls, and the later ones, get the window too.
+ */
+export function copilotReportedWindows(
+  workspaceId: string,
+  calls: readonly LlmCall[],
+): ReportedWindow[] {
+  const out: ReportedWindow[] = [];
+  for (const c of calls) {
+    const model = c.responseModel ?? c.requestModel;
+    if (c.producer !== COPILOT_PRODUCER || c.windowSource !== 'agent' || c.contextWindow === null)
+      continue;
+    if (model === null || c.conversationSynthetic) continue;
+    out.push({
+      workspaceId,
+      conversationId: c.conversationId,
+      model,
+      window: c.contextWindow,
+      reporter: COPILOT_PRODUCER,
+      atNs: c.endNs,
+    });
+  }
+  return out;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { normalizeSpans } from '../../../src/ingest/index.ts';
-import { COPILOT_PRODUCER } from '../../../src/ingest/copilot.ts';
+import { COPILOT_PRODUCER, copilotReportedWindows } from '../../../src/ingest/copilot.ts';
 import {
   COPILOT_SESSION_PRODUCER,
   isCopilotSessionPath,
@@ -42,6 +42,12 @@ describe('GitHub Copilot CLI 1.0.102, captured from the real CLI', () => {
       new Set(['64000/agent']),
     );
     expect(main[0]!.agentVersion).toBe('1.0.102');
+    // kept per conversation and model, for calls the exporter sends apart from invoke_agent
+    const reports = copilotReportedWindows('w', main);
+    expect(reports).toHaveLength(18);
+    expect(new Set(reports.map((r) => `${r.conversationId}/${r.model}/${r.window}`))).toEqual(
+      new Set(['179d3531-8ce4-438d-96ef-e72265cec5bb/gpt-4o/64000']),
+    );
     // each call holds what is new at it: the previous call's view result, by name
     expect(main[0]!.parts).toMatchObject({ unit: 'tokens', source: 'tool_spans', tools: {} });
     expect(Object.keys(main[1]!.parts!.tools)).toEqual(['view']);
