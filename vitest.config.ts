@@ -15,7 +15,7 @@ import { childrenFromSource } from './scripts/source-hash.mjs';
  * - cli: real processes where the database is not what is tested: the build, packaging, the
  *   installers, hooks, help, analyze of a file, the library producers (test/e2e);
  * - agents: the real agent CLIs and the SDK against a real server (test/e2e/claude-code-real,
- *   codex-real, gemini-real, sdk);
+ *   codex-real, copilot-real, gemini-real, sdk);
  * - browser: the console in a real Chromium (test/browser).
  * The settings below are shared (`extends: true`); each project adds its files and, where a
  * database is used, the global setup that migrates the template test/helpers/store.ts copies.
@@ -28,6 +28,7 @@ const ONCE_E2E = [
   'test/e2e/claude-code-install.test.ts',
   'test/e2e/cli-help.test.ts',
   'test/e2e/codex-install.test.ts',
+  'test/e2e/copilot-install.test.ts',
   'test/e2e/docker.test.ts',
   'test/e2e/gemini-install.test.ts',
   'test/e2e/guard.test.ts',
@@ -38,6 +39,7 @@ const AGENTS = [
   'test/e2e/claude-agent-sdk-real/**/*.test.ts',
   'test/e2e/claude-code-real/**/*.test.ts',
   'test/e2e/codex-real/**/*.test.ts',
+  'test/e2e/copilot-real/**/*.test.ts',
   'test/e2e/gemini-real/**/*.test.ts',
   'test/e2e/sdk/**/*.test.ts',
 ];

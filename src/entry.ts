@@ -65,6 +65,11 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
                                              point Gemini CLI's telemetry (traces, OTLP/HTTP) at a rotscope server in ~/.gemini/settings.json`,
   },
   {
+    command: 'copilot',
+    usage: `  rotscope copilot install [--url URL] [--token TOKEN] [--uninstall] [--dry-run] [--print-env]
+                                             connect GitHub Copilot CLI: tool results on in ~/.copilot/settings.json, the OTLP lines for the shell profile`,
+  },
+  {
     command: 'analyze',
     usage: `  rotscope analyze FILE... [--json] [--fail-on SEVERITY]
                                              run the detectors offline on transcripts / OTLP JSON files`,
@@ -293,6 +298,10 @@ export async function run(
     case 'gemini': {
       const { geminiCommand } = await import('./cli/gemini-install.ts');
       return geminiCommand(rest, io, env);
+    }
+    case 'copilot': {
+      const { copilotCommand } = await import('./cli/copilot-install.ts');
+      return copilotCommand(rest, io, env);
     }
     case 'analyze': {
       const { analyzeCommand } = await import('./cli/analyze.ts');

@@ -38,6 +38,7 @@ import { loadInputFile, withSubagentFiles, type InputFormat } from './input-file
 const FORMAT_NAMES: Record<InputFormat, string> = {
   claude_code_transcript: 'Claude Code transcript',
   codex_session: 'Codex session file',
+  copilot_session: 'Copilot CLI session file',
   otlp_json: 'OTLP/JSON',
 };
 

@@ -97,7 +97,7 @@ export async function importCommand(
         const code = (error as NodeJS.ErrnoException).code ?? String(error);
         io.stderr(
           code === 'EISDIR'
-            ? `${file}: a folder with no session files in it (Claude Code transcripts *.jsonl, Codex rollout-*.jsonl; compressed files are not read)\n`
+            ? `${file}: a folder with no session files in it (Claude Code transcripts *.jsonl, Codex rollout-*.jsonl, Copilot CLI session-state/*/events.jsonl; compressed files are not read)\n`
             : `${file}: cannot read (${code})\n`,
         );
         failed++;

@@ -4,6 +4,7 @@
  */
 import { CODEX_PRODUCER, CODEX_TOOL_RESULT_SOURCE } from './codex.ts';
 import { CODEX_SESSION_PRODUCER } from './codex-sessions.ts';
+import { COPILOT_SESSION_PRODUCER } from './copilot-sessions.ts';
 
 /** Claude Code's producers: spans (`claude_code`) and log events (`claude_code_log`). */
 export const CLAUDE_CODE_PRODUCERS: readonly string[] = ['claude_code', 'claude_code_log'];
@@ -52,4 +53,5 @@ export function isLoggedToolResultSource(source: string): boolean {
 export const IMPORT_CALL_PRODUCERS: readonly string[] = [
   'claude_code_transcript',
   CODEX_SESSION_PRODUCER,
+  COPILOT_SESSION_PRODUCER,
 ];

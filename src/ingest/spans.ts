@@ -26,6 +26,7 @@ import {
 import { stripAttributes, stripEvents } from './content.ts';
 import { claudeCodeAgentId, conversationIdOf, sideCallOf, streamKeyOf } from './conversation.ts';
 import { isCodexResource, normalizeCodexSpans } from './codex.ts';
+import { applyCopilotFacts, COPILOT_PRODUCER, isCopilotNonCompaction } from './copilot.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { GEMINI_PRODUCER, geminiSpanFacts, isGeminiCliSpan } from './gemini.ts';
 import { analyzeContent } from './parts.ts';
@@ -317,7 +318,7 @@ function* normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): St
         );
       }
       span.events.forEach((e, i) => {
-        if (!isCompactionEventName(e.name)) return;
+        if (!isCompactionEventName(e.name) || isCopilotNonCompaction(e.name, e.attributes)) return;
         const d = readCompactionDetails(e.attributes);
         compactions.push(
           detailedCompaction(ctx, where, span, d, {
@@ -340,6 +341,7 @@ function* normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): St
     }
   }
 
+  applyCopilotFacts(spans, calls, toolResults, compactions);
   joinToolSpans(calls, toolResults);
   reportedByRun(nodes, calls, ctx);
   return { keep, dropped, normalized: { calls, toolResults, compactions, projects } };
@@ -648,7 +650,8 @@ function joinToolSpans(calls: LlmCall[], results: readonly ToolResult[]): void {
   if (results.length === 0 || calls.length === 0) return;
   const byStream = new Map<string, LlmCall[]>();
   for (const c of calls) {
-    if (c.sideCall !== null) continue;
+    // Copilot CLI's calls have their tool results from ./copilot.ts
+    if (c.sideCall !== null || c.producer === COPILOT_PRODUCER) continue;
     let l = byStream.get(c.streamKey);
     if (l === undefined) byStream.set(c.streamKey, (l = []));
     l.push(c);

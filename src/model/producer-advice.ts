@@ -13,13 +13,15 @@ export type CoverageDetector =
   'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
 
 /** The agent a producer id belongs to (several producer ids per agent: spans, logs, files). */
-export type Agent = 'claude_code' | 'codex' | 'gemini_cli';
+export type Agent = 'claude_code' | 'codex' | 'gemini_cli' | 'copilot_cli';
 
 const AGENT_OF: Record<string, Agent> = {
   ...Object.fromEntries(CLAUDE_CODE_CALL_PRODUCERS.map((producer) => [producer, 'claude_code'])),
   codex: 'codex',
   codex_session: 'codex',
   gemini_cli: 'gemini_cli',
+  copilot_cli: 'copilot_cli',
+  copilot_session: 'copilot_cli',
 };
 
 /** The agent behind a producer id, or undefined for a library or SDK producer. */
@@ -32,6 +34,7 @@ export const AGENT_NAMES: Record<Agent, string> = {
   claude_code: 'Claude Code',
   codex: 'Codex CLI',
   gemini_cli: 'Gemini CLI',
+  copilot_cli: 'GitHub Copilot CLI',
 };
 
 const CLAUDE_CODE_INSTALL =
@@ -65,6 +68,16 @@ const COVERAGE_HINTS: Record<Agent, Record<CoverageDetector, string>> = {
     output_cut_off:
       'Gemini CLI sends finish reasons only in its api_response log events: turn on its logs (rotscope gemini install)',
   },
+  copilot_cli: {
+    context_too_full:
+      "send GitHub Copilot CLI's traces (OTEL_EXPORTER_OTLP_ENDPOINT in the shell profile; rotscope copilot install prints the lines): its chat spans carry every call's tokens and its invoke_agent span its own window (token_limit)",
+    tool_takeover:
+      'let GitHub Copilot CLI send its tool results (telemetry.capture.toolOutput in ~/.copilot/settings.json; rotscope copilot install writes it): without them its spans carry no tool sizes',
+    history_lost:
+      "send GitHub Copilot CLI's traces (rotscope copilot install): every call's tokens, and its compactions (session.compaction_complete), are on them",
+    output_cut_off:
+      "send GitHub Copilot CLI's traces (rotscope copilot install): its chat spans carry the finish reasons, and the execute_tool span of a cut tool call names the tool",
+  },
 };
 
 /** The hint for a detector blind on `producer`'s calls, when the producer has its own. */
@@ -96,6 +109,10 @@ export function cutOffAdvice(producer: string | null, toolCall: boolean): string
       return toolCall
         ? "raise Claude Code's output limit with CLAUDE_CODE_MAX_OUTPUT_TOKENS (in the env block of ~/.claude/settings.json, e.g. 64000; the model's own cap still applies), or ask for the large file or edit in smaller pieces"
         : "raise Claude Code's output limit with CLAUDE_CODE_MAX_OUTPUT_TOKENS (in the env block of ~/.claude/settings.json, e.g. 64000; the model's own cap still applies), or ask for a shorter answer";
+    case 'copilot_cli':
+      return toolCall
+        ? 'GitHub Copilot CLI asks for at most 4,096 output tokens per call and runs a cut tool call with its arguments cleared: ask for the large file or edit in smaller pieces'
+        : 'GitHub Copilot CLI asks for at most 4,096 output tokens per call (it asks the model to continue): ask for a shorter answer or one in parts';
     case 'codex':
       return 'ask Codex for the large output in smaller pieces (a cut response fails its turn), or pick a model with a larger output limit';
     default:

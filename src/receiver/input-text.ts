@@ -19,8 +19,14 @@ import {
   isCodexSessionPath,
   normalizeCodexSession,
 } from '../ingest/codex-sessions.ts';
+import {
+  isCopilotSessionEntry,
+  isCopilotSessionPath,
+  normalizeCopilotSession,
+} from '../ingest/copilot-sessions.ts';
 
-export type InputFormat = 'claude_code_transcript' | 'codex_session' | 'otlp_json';
+export type InputFormat =
+  'claude_code_transcript' | 'codex_session' | 'copilot_session' | 'otlp_json';
 
 /** One input file, normalized. */
 export interface InputFile {
@@ -47,6 +53,7 @@ function formatOfRecord(v: unknown): Format | null {
   if ('resourceSpans' in v || 'resource_spans' in v || 'batches' in v) return 'otlp_json';
   if ('resourceLogs' in v || 'resource_logs' in v) return 'otlp_logs';
   if (isCodexSessionEntry(v)) return 'codex_session';
+  if (isCopilotSessionEntry(v)) return 'copilot_session';
   return typeof v.type === 'string' ? 'claude_code_transcript' : null;
 }
 
@@ -92,7 +99,11 @@ export function readInputText(
 ): LoadedInput {
   // an empty `rollout-*.jsonl` is a Codex session file without calls
   const format =
-    isCodexSessionPath(path) && text.trim() === '' ? 'codex_session' : inputFormatOf(text);
+    isCodexSessionPath(path) && text.trim() === ''
+      ? 'codex_session'
+      : isCopilotSessionPath(path) && text.trim() === ''
+        ? 'copilot_session'
+        : inputFormatOf(text);
   if (format === null) {
     return {
       ok: false,
@@ -101,6 +112,10 @@ export function readInputText(
   }
   if (format === 'codex_session') {
     const normalized = normalizeCodexSession(text, ctx, path);
+    return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
+  }
+  if (format === 'copilot_session') {
+    const normalized = normalizeCopilotSession(text, ctx, path);
     return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
   }
   if (format === 'otlp_logs') {

@@ -6,6 +6,7 @@
 import { guardDecisionOf, isGuardSpan } from '../ingest/guard-spans.ts';
 import { insertGuardDecisions } from '../store/guard-decisions.ts';
 import { isWindowSpan, reportedWindowOf } from '../ingest/agent-windows.ts';
+import { copilotReportedWindows } from '../ingest/copilot.ts';
 import { applyAgentWindows, recordAgentWindows } from '../store/agent-windows.ts';
 import { CLAUDE_CODE_CALL_PRODUCERS } from '../model/window-catalog.ts';
 import {
@@ -130,6 +131,8 @@ export class IngestPipeline {
     if (windows.length > 0) spans = spans.filter((span) => !isWindowSpan(span));
     // in slices that give the event loop back: a large batch holds up no other request
     const batch = await normalizeSpansSliced(spans, await this.#context(workspaceId));
+    // GitHub Copilot CLI's window, for its calls sent apart from the span that reports it
+    windows.push(...copilotReportedWindows(workspaceId, batch.normalized.calls));
     if (guard.length > 0)
       await this.#committer.submit({
         signal,
