@@ -12,8 +12,8 @@
  *   (`<file>.rotscope-backup-<time>`); what the key held before is kept in `rotscope-install.json`
  *   (beside the user file; `.opencode/` for a project), so `--uninstall` puts it back;
  * - prints the lines to add to the shell profile: the endpoint, the token as a header, and
- *   `OTEL_BSP_SCHEDULE_DELAY` (OpenCode exports its spans in batches every 5 s by default: a short
- *   delay loses fewer of the last spans when `opencode run` exits); it warns when the environment
+ *   `OTEL_BSP_SCHEDULE_DELAY` (OpenCode exports its spans in batches every 5 s by default and
+ *   `opencode run` exits without sending the last one: a short delay loses fewer); it warns when the environment
  *   already sends OTLP elsewhere (the variable is shared by every OpenTelemetry program).
  * Running it twice changes nothing; `--dry-run` prints the diff and writes nothing.
  */
@@ -37,8 +37,8 @@ export const OPENCODE_USAGE =
 
 const STATE_FILE = 'rotscope-install.json';
 
-/** The batch delay (ms) the printed profile lines set: spans leave within half a second. */
-export const OPENCODE_BATCH_DELAY_MS = 500;
+/** The batch delay (ms) the printed profile lines set: spans leave a tenth of a second after they end. */
+export const OPENCODE_BATCH_DELAY_MS = 100;
 
 /** What `rotscope-install.json` holds: `experimental.openTelemetry` before install (absent: null). */
 interface InstallState {
@@ -199,6 +199,6 @@ function profileAdvice(url: string, token: string | null, env: Env, reveal: bool
     openCodeProfileLines(url, token, reveal)
       .map((l) => `  ${l}\n`)
       .join('') +
-    `(OTEL_BSP_SCHEDULE_DELAY: OpenCode sends its spans every 5 s by default and drops those not sent when it exits; ${OPENCODE_BATCH_DELAY_MS} ms keeps that loss to the last half second of an \`opencode run\`)\n`
+    `(OTEL_BSP_SCHEDULE_DELAY: OpenCode sends its spans in batches, every 5 s by default, and \`opencode run\` exits without sending the last batch; ${OPENCODE_BATCH_DELAY_MS} ms sends each span almost as it ends)\n`
   );
 }

@@ -101,7 +101,7 @@ export interface OpenCodeSession {
  * The batch delay of OpenCode's span exporter in these tests (its default is 5 s; `opencode run`
  * drops what is not sent when it exits): the one `rotscope opencode install` prints.
  */
-const BATCH_DELAY_MS = '500';
+const BATCH_DELAY_MS = '100';
 
 /** Starts a fake API and an OTLP relay for one OpenCode session (one or more runs). */
 export async function startOpenCodeSession(

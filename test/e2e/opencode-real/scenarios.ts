@@ -85,18 +85,22 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     id: 'near-full-takeover',
-    name: 'one read taking over a context that nears the window (two reads of a 40 KB log, 72-76% of 128k)',
+    name: 'reads taking over a context that nears the window (two 40 KB logs read, then 72-76% of 128k)',
     options: { files: { 'big1.log': bigText('alpha', 40), 'big2.log': bigText('beta', 40) } },
     runs: [{ prompt: 'Read big1.log and big2.log, then summarise them.' }],
     script: {
       main: [
         read('big1.log', usage(20_000)),
-        read('big2.log', usage(92_000)),
+        read('big2.log', usage(60_000)),
+        {
+          toolCall: { name: 'bash', args: { command: 'wc -l big1.log', description: 'Count' } },
+          usage: usage(92_000),
+        },
         { text: 'Both files are logs of lorem ipsum.', usage: usage(97_000) },
       ],
     },
     findings: [f('context_too_full', 'warning'), f('tool_takeover', 'warning', null, 'read')],
-    stored: { mainCalls: 3, sideCalls: [], compactions: [], cuts: [] },
+    stored: { mainCalls: 4, sideCalls: [], compactions: [], cuts: [] },
   },
   {
     id: 'cut-off',
