@@ -224,7 +224,7 @@ export async function startOpenCodeSession(
       let stderr = '';
       child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 170_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
       const exitCode = await new Promise<number | null>((resolve) =>
         child.on('exit', (code) => resolve(code)),
       );

@@ -5,8 +5,8 @@
  * spans on) sent to one real `rotscope serve` child process, and asserts the settled findings
  * exactly through the JSON API and what the stored conversation holds (one conversation per
  * session across `--continue`, the compaction summary as a side call and the compaction, the real
- * tool of a cut tool call). The scenarios run two at a time: each OpenCode process spends most of
- * its time starting.
+ * tool of a cut tool call). The scenarios run two at a time (`AT_ONCE`): each OpenCode process
+ * spends most of its time starting.
  *
  * Runs on the embedded PGlite only (when DATABASE_URL is unset). Skipped, with the install
  * command, when OpenCode is not installed (`.ci/run` installs it into ~/.cache/opencode-1.18.33);
@@ -94,33 +94,54 @@ async function startHeaderRecorder(target: string) {
   };
 }
 
-async function runScenario(scenario: Scenario, serverUrl: string, otlpUrl: string) {
-  const session = await startOpenCodeSession({
-    binary: binary!,
-    otlpUrl,
-    script: scenario.script,
-    ...scenario.options,
-  });
-  const runs: OpenCodeRunResult[] = [];
+/** OpenCode processes running at once: each spends most of its time starting, on every core. */
+const AT_ONCE = 2;
+let running = 0;
+const waiting: Array<() => void> = [];
+async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  while (running >= AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
   try {
-    for (const run of scenario.runs) {
-      const result = await session.run(run.prompt, { resume: run.resume === true });
-      runs.push(result);
-      if (result.exitCode !== 0) break;
-    }
+    return await work();
   } finally {
-    await session.close();
+    running--;
+    waiting.shift()?.();
   }
-  const sessionId = runs[0]?.sessionId ?? null;
-  const ran =
-    sessionId !== null &&
-    runs.length === scenario.runs.length &&
-    runs.every((r) => r.exitCode === 0 && r.sessionId === sessionId);
-  const requests = session.api.requests.map((r) => `${r.kind} ${r.answer}`).join('\n');
-  if (!ran) return { ran, runs, requests, findings: null, stored: null };
-  const findings = (await settledFindings(serverUrl, sessionId)).map(seen);
-  const stored = await storedOf(serverUrl, sessionId);
-  return { ran, runs, requests, findings, stored };
+}
+
+async function runScenario(scenario: Scenario, serverUrl: string, otlpUrl: string) {
+  return inTurn(() => runOpenCode(scenario)).then(async ({ runs, requests }) => {
+    const sessionId = runs[0]?.sessionId ?? null;
+    const ran =
+      sessionId !== null &&
+      runs.length === scenario.runs.length &&
+      runs.every((r) => r.exitCode === 0 && r.sessionId === sessionId);
+    if (!ran) return { ran, runs, requests, findings: null, stored: null };
+    const findings = (await settledFindings(serverUrl, sessionId)).map(seen);
+    const stored = await storedOf(serverUrl, sessionId);
+    return { ran, runs, requests, findings, stored };
+  });
+
+  async function runOpenCode(scenario: Scenario) {
+    const session = await startOpenCodeSession({
+      binary: binary!,
+      otlpUrl,
+      script: scenario.script,
+      ...scenario.options,
+    });
+    const runs: OpenCodeRunResult[] = [];
+    try {
+      for (const run of scenario.runs) {
+        const result = await session.run(run.prompt, { resume: run.resume === true });
+        runs.push(result);
+        if (result.exitCode !== 0) break;
+      }
+    } finally {
+      await session.close();
+    }
+    const requests = session.api.requests.map((r) => `${r.kind} ${r.answer}`).join('\n');
+    return { runs, requests };
+  }
 }
 
 describe.skipIf(!binary || !onThisBackend)('the real OpenCode, end to end', () => {
@@ -171,7 +192,7 @@ describe.skipIf(!binary || !onThisBackend)('the real OpenCode, end to end', () =
         ).toEqual(sorted(scenario.findings));
         expect(outcome.stored, outcome.requests).toEqual(scenario.stored);
       },
-      300_000,
+      600_000,
     );
   }
 });
