@@ -73,6 +73,8 @@ export interface OpenCodeSessionOptions {
   otlpUrl: string;
   /** Telemetry set up by `rotscope opencode install` (with `token` if given), run before each run. */
   viaInstall?: { token?: string };
+  /** `--title` of each run (default a fixed one); null lets OpenCode's title generator name the session. */
+  title?: string | null;
   /** More opencode.json keys (shallow-merged over the test's). */
   config?: Record<string, unknown>;
   /** Files to create in the work dir (OpenCode's cwd). */
@@ -170,7 +172,14 @@ export async function startOpenCodeSession(
     workDir,
     api,
     async run(prompt, runOptions = {}) {
-      const args = ['run', '--format', 'json', '--auto', '--title', 'rotscope test'];
+      const title = options.title === undefined ? 'rotscope test' : options.title;
+      const args = [
+        'run',
+        '--format',
+        'json',
+        '--auto',
+        ...(title === null ? [] : ['--title', title]),
+      ];
       if (runOptions.resume) args.push('--continue');
       args.push(prompt);
       // the relayed ports are only known inside: opencode.json is written there (and rotscope's
