@@ -86,7 +86,8 @@ export function openCodeSideCall(attrs: Attributes): string | null {
   const raw = attrs['ai.prompt.messages'];
   if (typeof raw !== 'string') return null;
   // cheap look first: both markers are plain text of the prompt
-  const summary = raw.includes(SUMMARY_MARKER);
+  // a plugin may replace the summary prompt (`experimental.session.compacting`), not the system one
+  const summary = raw.includes(SUMMARY_MARKER) || raw.includes(SUMMARY_SYSTEM);
   const title = !summary && raw.includes(TITLE_SYSTEM);
   if (!summary && !title) return null;
   const messages = json(raw);
