@@ -32,6 +32,7 @@ const ONCE_E2E = [
   'test/e2e/docker.test.ts',
   'test/e2e/gemini-install.test.ts',
   'test/e2e/guard.test.ts',
+  'test/e2e/opencode-install.test.ts',
   'test/e2e/path-install.test.ts',
   'test/e2e/producers.test.ts',
 ];
@@ -41,6 +42,7 @@ const AGENTS = [
   'test/e2e/codex-real/**/*.test.ts',
   'test/e2e/copilot-real/**/*.test.ts',
   'test/e2e/gemini-real/**/*.test.ts',
+  'test/e2e/opencode-real/**/*.test.ts',
   'test/e2e/sdk/**/*.test.ts',
 ];
 const withDatabase = { globalSetup: ['test/helpers/global-setup.ts'] };

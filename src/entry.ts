@@ -70,6 +70,11 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
                                              connect GitHub Copilot CLI: tool results on in ~/.copilot/settings.json, the OTLP lines for the shell profile`,
   },
   {
+    command: 'opencode',
+    usage: `  rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+                                             turn on OpenCode's model-call spans (opencode.json) and print the OTLP lines for the shell profile`,
+  },
+  {
     command: 'analyze',
     usage: `  rotscope analyze FILE... [--json] [--fail-on SEVERITY]
                                              run the detectors offline on transcripts / OTLP JSON files`,
@@ -302,6 +307,10 @@ export async function run(
     case 'copilot': {
       const { copilotCommand } = await import('./cli/copilot-install.ts');
       return copilotCommand(rest, io, env);
+    }
+    case 'opencode': {
+      const { openCodeCommand } = await import('./cli/opencode-install.ts');
+      return openCodeCommand(rest, io, env);
     }
     case 'analyze': {
       const { analyzeCommand } = await import('./cli/analyze.ts');

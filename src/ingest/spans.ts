@@ -27,6 +27,13 @@ import { stripAttributes, stripEvents } from './content.ts';
 import { claudeCodeAgentId, conversationIdOf, sideCallOf, streamKeyOf } from './conversation.ts';
 import { isCodexResource, normalizeCodexSpans } from './codex.ts';
 import { applyCopilotFacts, COPILOT_PRODUCER, isCopilotNonCompaction } from './copilot.ts';
+import {
+  applyOpenCode,
+  isOpenCodeResource,
+  keepOpenCodeSpans,
+  openCodeSideCall,
+  OPENCODE_PRODUCER,
+} from './opencode.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { GEMINI_PRODUCER, geminiSpanFacts, isGeminiCliSpan } from './gemini.ts';
 import { analyzeContent } from './parts.ts';
@@ -86,6 +93,7 @@ function isClaudeCodeSpan(span: Span): boolean {
 }
 
 function producerOf(span: Span, rule: RoleRule): string {
+  if (isOpenCodeResource(span.resource)) return OPENCODE_PRODUCER;
   if (span.name.startsWith('claude_code.') || rule === 'claude_code') return 'claude_code';
   if (isGeminiCliSpan(span)) return GEMINI_PRODUCER;
   const a = span.attributes;
@@ -213,6 +221,19 @@ export function normalizeSpansSliced(
 }
 
 function* normalizeSteps(spans: readonly Span[], ctx: NormalizeContext): Steps<SpanBatch> {
+  // OpenCode: its internal spans dropped first, its AI SDK spans put right after (./opencode.ts)
+  if (!spans.some((s) => isOpenCodeResource(s.resource)))
+    return yield* normalizeProducerSteps(spans, ctx);
+  const openCode = keepOpenCodeSpans(spans);
+  const batch = yield* normalizeProducerSteps(openCode.kept, ctx);
+  return {
+    ...batch,
+    dropped: batch.dropped + openCode.dropped,
+    normalized: applyOpenCode(batch.normalized, openCode.kept, ctx),
+  };
+}
+
+function* normalizeProducerSteps(spans: readonly Span[], ctx: NormalizeContext): Steps<SpanBatch> {
   // Codex's spans follow their own rules (./codex.ts)
   if (!spans.some((s) => isCodexResource(s.resource)))
     return yield* normalizeOtherSpans(spans, ctx);
@@ -426,7 +447,7 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
     }) ?? overflowError(a);
   const finishClass = classifyFinishReason(finishRaw);
   const hasToolCall = bool(a, 'response.has_tool_call') === true;
-  const sideCall = sideCallOf(a);
+  const sideCall = producer === OPENCODE_PRODUCER ? openCodeSideCall(a) : sideCallOf(a);
   const flag = bool(a, 'gen_ai.conversation.compacted') === true;
   const base = compactionPlace(ctx, w, span);
   if (flag) {

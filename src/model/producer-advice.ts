@@ -13,7 +13,7 @@ export type CoverageDetector =
   'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
 
 /** The agent a producer id belongs to (several producer ids per agent: spans, logs, files). */
-export type Agent = 'claude_code' | 'codex' | 'gemini_cli' | 'copilot_cli';
+export type Agent = 'claude_code' | 'codex' | 'gemini_cli' | 'copilot_cli' | 'opencode';
 
 const AGENT_OF: Record<string, Agent> = {
   ...Object.fromEntries(CLAUDE_CODE_CALL_PRODUCERS.map((producer) => [producer, 'claude_code'])),
@@ -22,6 +22,7 @@ const AGENT_OF: Record<string, Agent> = {
   gemini_cli: 'gemini_cli',
   copilot_cli: 'copilot_cli',
   copilot_session: 'copilot_cli',
+  opencode: 'opencode',
 };
 
 /** The agent behind a producer id, or undefined for a library or SDK producer. */
@@ -35,6 +36,7 @@ export const AGENT_NAMES: Record<Agent, string> = {
   codex: 'Codex CLI',
   gemini_cli: 'Gemini CLI',
   copilot_cli: 'GitHub Copilot CLI',
+  opencode: 'OpenCode',
 };
 
 const CLAUDE_CODE_INSTALL =
@@ -78,6 +80,16 @@ const COVERAGE_HINTS: Record<Agent, Record<CoverageDetector, string>> = {
     output_cut_off:
       "send GitHub Copilot CLI's traces (rotscope copilot install): its chat spans carry the finish reasons, and the execute_tool span of a cut tool call names the tool",
   },
+  opencode: {
+    context_too_full:
+      'OpenCode exports its model calls only with experimental.openTelemetry in opencode.json and OTEL_EXPORTER_OTLP_ENDPOINT in its environment (rotscope opencode install writes the one and prints the other); it sends no window: a custom model the catalog lacks needs a window override',
+    tool_takeover:
+      "turn on OpenCode's model-call spans (experimental.openTelemetry; rotscope opencode install): their prompt carries each tool result",
+    history_lost:
+      "turn on OpenCode's model-call spans (rotscope opencode install): every call's tokens and its compaction summary calls are on them; set OTEL_BSP_SCHEDULE_DELAY=500 so fewer of the last spans are lost when opencode run exits",
+    output_cut_off:
+      "turn on OpenCode's model-call spans (rotscope opencode install): they carry the finish reason and the tool of a cut call",
+  },
 };
 
 /** The hint for a detector blind on `producer`'s calls, when the producer has its own. */
@@ -113,6 +125,10 @@ export function cutOffAdvice(producer: string | null, toolCall: boolean): string
       return toolCall
         ? 'GitHub Copilot CLI asks for at most 4,096 output tokens per call and runs a cut tool call with its arguments cleared: ask for the large file or edit in smaller pieces'
         : 'GitHub Copilot CLI asks for at most 4,096 output tokens per call (it asks the model to continue): ask for a shorter answer or one in parts';
+    case 'opencode':
+      return toolCall
+        ? "raise the model's limit.output in opencode.json (OpenCode asks for at most 32,000 output tokens unless OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX says otherwise), or ask for the large file or edit in smaller pieces"
+        : "raise the model's limit.output in opencode.json (OpenCode asks for at most 32,000 output tokens unless OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX says otherwise), or ask for a shorter answer";
     case 'codex':
       return 'ask Codex for the large output in smaller pieces (a cut response fails its turn), or pick a model with a larger output limit';
     default:

@@ -1,0 +1,204 @@
+/**
+ * `rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]`:
+ * sends OpenCode's telemetry to a rotscope server (measured on OpenCode 1.18.33, test/e2e/opencode-real).
+ *
+ * OpenCode takes its OTLP endpoint from the environment only: `OTEL_EXPORTER_OTLP_ENDPOINT` (it appends
+ * `/v1/traces`, `/v1/logs`; OTLP/HTTP JSON) and `OTEL_EXPORTER_OTLP_HEADERS` (`key=value` pairs, read
+ * as they are: no %-decoding); no config key carries them. Its model calls are exported only with
+ * `"experimental": {"openTelemetry": true}` in opencode.json. So this command:
+ * - writes `experimental.openTelemetry: true` into opencode.json (`--user`, the default:
+ *   `$XDG_CONFIG_HOME/opencode/opencode.json`, else `~/.config/opencode/opencode.json`; `--project`:
+ *   `opencode.json` of the current directory), merged with what is there, the file backed up first
+ *   (`<file>.rotscope-backup-<time>`); what the key held before is kept in `rotscope-install.json`
+ *   (beside the user file; `.opencode/` for a project), so `--uninstall` puts it back;
+ * - prints the lines to add to the shell profile: the endpoint, the token as a header, and
+ *   `OTEL_BSP_SCHEDULE_DELAY` (OpenCode exports its spans in batches every 5 s by default and
+ *   `opencode run` exits without sending the last one: a short delay loses fewer); it warns when the environment
+ *   already sends OTLP elsewhere (the variable is shared by every OpenTelemetry program).
+ * Running it twice changes nothing; `--dry-run` prints the diff and writes nothing.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import {
+  backup,
+  DEFAULT_URL,
+  fileDiff,
+  installFlags,
+  obj,
+  parseSettingsJson,
+  type Env,
+  type Io,
+  type Obj,
+} from './install-shared.ts';
+
+export const OPENCODE_USAGE =
+  'usage: rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]\n';
+
+const STATE_FILE = 'rotscope-install.json';
+
+/** The batch delay (ms) the printed profile lines set: spans leave a tenth of a second after they end. */
+export const OPENCODE_BATCH_DELAY_MS = 100;
+
+/** What `rotscope-install.json` holds: `experimental.openTelemetry` before install (absent: null). */
+interface InstallState {
+  version: 1;
+  before: unknown;
+  experimentalAbsent: boolean;
+  fileAbsent: boolean;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** opencode.json and the folder of rotscope's state file for `--user` (default) or `--project`. */
+export function openCodeConfigPaths(
+  scope: 'user' | 'project',
+  env: Env,
+  cwd = process.cwd(),
+): { file: string; stateDir: string } {
+  if (scope === 'project')
+    return { file: path.join(cwd, 'opencode.json'), stateDir: path.join(cwd, '.opencode') };
+  const base = env.XDG_CONFIG_HOME || path.join(env.HOME || homedir(), '.config');
+  const dir = path.join(base, 'opencode');
+  return { file: path.join(dir, 'opencode.json'), stateDir: dir };
+}
+
+/** opencode.json with `experimental.openTelemetry` set to `value` (null removes it). */
+function withOpenTelemetry(config: Obj, value: unknown, dropEmpty: boolean): Obj {
+  const experimental: Obj = { ...obj(config.experimental) };
+  if (value === null || value === undefined) delete experimental.openTelemetry;
+  else experimental.openTelemetry = value;
+  const next: Obj = { ...config };
+  if (dropEmpty && Object.keys(experimental).length === 0) delete next.experimental;
+  else next.experimental = experimental;
+  return next;
+}
+
+/** The lines the user adds to the shell profile (the token masked unless `reveal`). */
+export function openCodeProfileLines(url: string, token: string | null, reveal = true): string[] {
+  const shown = token === null ? null : reveal ? token : `${'*'.repeat(8)}${token.slice(-4)}`;
+  return [
+    `export OTEL_EXPORTER_OTLP_ENDPOINT=${url}`,
+    ...(shown === null
+      ? []
+      : [`export OTEL_EXPORTER_OTLP_HEADERS='Authorization=Bearer ${shown}'`]),
+    `export OTEL_BSP_SCHEDULE_DELAY=${OPENCODE_BATCH_DELAY_MS}`,
+  ];
+}
+
+const readText = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+
+/** The `opencode` command. Exit 0 done, 1 opencode.json unreadable, 2 bad usage. */
+export async function openCodeCommand(argv: string[], io: Io, env: Env): Promise<number> {
+  const values = installFlags(argv, io, OPENCODE_USAGE, {
+    user: { type: 'boolean' },
+    project: { type: 'boolean' },
+    url: { type: 'string' },
+    token: { type: 'string' },
+    uninstall: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+  });
+  if (values === null) return 2;
+  const url = (values.url ?? env.ROTSCOPE_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(url)) {
+    io.stderr(
+      `rotscope: --url must be an http(s) URL of a rotscope server, not ${JSON.stringify(url)}\n`,
+    );
+    return 2;
+  }
+  const token = values.token ?? env.ROTSCOPE_TOKEN ?? null;
+  if ((token !== null && !/^[\x21-\x7e]+$/.test(token)) || token?.includes(',') === true) {
+    io.stderr('rotscope: the token must be printable ASCII without spaces or commas\n');
+    return 2;
+  }
+
+  const { file, stateDir } = openCodeConfigPaths(values.project ? 'project' : 'user', env);
+  const stateFile = path.join(stateDir, STATE_FILE);
+  const before = readText(file);
+  const config = parseSettingsJson(file, before, io);
+  if (config === undefined) return 1;
+  let state: InstallState | null = null;
+  try {
+    state = existsSync(stateFile)
+      ? (JSON.parse(readFileSync(stateFile, 'utf8')) as InstallState)
+      : null;
+  } catch {
+    state = null;
+  }
+  const current = obj(config.experimental)?.openTelemetry ?? null;
+
+  let next: Obj;
+  let nextState: InstallState | null;
+  if (values.uninstall) {
+    if (state === null) {
+      io.stdout(`${file}: rotscope is not installed, nothing to change\n`);
+      return 0;
+    }
+    // put back what the key held, unless it was changed after install
+    next = same(current, true)
+      ? withOpenTelemetry(config, state.before, state.experimentalAbsent)
+      : config;
+    nextState = null;
+  } else {
+    next = withOpenTelemetry(config, true, false);
+    nextState = state ?? {
+      version: 1,
+      before: current,
+      experimentalAbsent: config.experimental === undefined,
+      fileAbsent: before.trim() === '',
+    };
+  }
+  const after = `${JSON.stringify(next, null, 2)}\n`;
+  const changed = !same(next, config) || (before === '' && !values.uninstall);
+
+  if (values['dry-run']) {
+    io.stdout(changed ? fileDiff(file, before, after) : `${file}: nothing to change\n`);
+    if (!values.uninstall) io.stdout(profileAdvice(url, token, env, false));
+    return 0;
+  }
+  if (changed) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    if (before !== '') backup(file, io);
+    // an opencode.json install created goes again when nothing else is in it
+    if (values.uninstall && state?.fileAbsent === true && Object.keys(next).length === 0)
+      rmSync(file, { force: true });
+    else writeFileSync(file, after);
+  }
+  if (nextState === null) rmSync(stateFile, { force: true });
+  else if (state === null) {
+    mkdirSync(stateDir, { recursive: true });
+    writeFileSync(stateFile, `${JSON.stringify(nextState, null, 2)}\n`);
+  }
+  if (values.uninstall) {
+    io.stdout(
+      `${file}: experimental.openTelemetry is back to what it was\n` +
+        'remove the OTEL_EXPORTER_OTLP_* and OTEL_BSP_SCHEDULE_DELAY lines rotscope gave you from your shell profile\n',
+    );
+    return 0;
+  }
+  io.stdout(
+    `${file}: ${changed ? '' : 'already '}set experimental.openTelemetry: true (OpenCode's model calls as spans)\n` +
+      profileAdvice(url, token, env, true),
+  );
+  return 0;
+}
+
+/**
+ * What the user must still do: OpenCode reads its endpoint only from the environment. Warns when
+ * the environment already exports OTLP somewhere else.
+ */
+function profileAdvice(url: string, token: string | null, env: Env, reveal: boolean): string {
+  const had = env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
+  const warning =
+    had !== undefined && had !== '' && had !== url
+      ? `warning: OTEL_EXPORTER_OTLP_ENDPOINT is ${had} in this shell: the line below replaces it, for every OpenTelemetry program started from the shell, not only OpenCode\n`
+      : '';
+  return (
+    warning +
+    'OpenCode reads its OTLP endpoint only from the environment: add these lines to your shell profile (~/.bashrc, ~/.zshrc), then open a new shell:\n' +
+    openCodeProfileLines(url, token, reveal)
+      .map((l) => `  ${l}\n`)
+      .join('') +
+    `(OTEL_BSP_SCHEDULE_DELAY: OpenCode sends its spans in batches, every 5 s by default, and \`opencode run\` exits without sending the last batch; ${OPENCODE_BATCH_DELAY_MS} ms sends each span almost as it ends)\n`
+  );
+}
