@@ -36,6 +36,7 @@ const AGENTS = [
   'test/e2e/claude-code-real/**/*.test.ts',
   'test/e2e/codex-real/**/*.test.ts',
   'test/e2e/gemini-real/**/*.test.ts',
+  'test/e2e/qwen-code-real/**/*.test.ts',
   'test/e2e/sdk/**/*.test.ts',
 ];
 const withDatabase = { globalSetup: ['test/helpers/global-setup.ts'] };

@@ -65,6 +65,11 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
                                              point Gemini CLI's telemetry (traces, OTLP/HTTP) at a rotscope server in ~/.gemini/settings.json`,
   },
   {
+    command: 'qwen',
+    usage: `  rotscope qwen install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+                                             point Qwen Code's telemetry (OTLP/HTTP) at a rotscope server in ~/.qwen/settings.json`,
+  },
+  {
     command: 'analyze',
     usage: `  rotscope analyze FILE... [--json] [--fail-on SEVERITY]
                                              run the detectors offline on transcripts / OTLP JSON files`,
@@ -293,6 +298,10 @@ export async function run(
     case 'gemini': {
       const { geminiCommand } = await import('./cli/gemini-install.ts');
       return geminiCommand(rest, io, env);
+    }
+    case 'qwen': {
+      const { qwenCommand } = await import('./cli/qwen-install.ts');
+      return qwenCommand(rest, io, env);
     }
     case 'analyze': {
       const { analyzeCommand } = await import('./cli/analyze.ts');

@@ -21,6 +21,8 @@ export const SPLIT_EVIDENCE_PRODUCERS: ReadonlySet<string> = new Set([
   ...CLAUDE_CODE_PRODUCERS,
   // Gemini CLI: spans, and logs carrying finish reasons, side calls and compressions
   'gemini_cli',
+  // Qwen Code: spans, and logs carrying the compressor's side calls, compressions and tool sizes
+  'qwen_code',
 ]);
 
 /**

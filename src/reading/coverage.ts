@@ -10,6 +10,7 @@ import { DETECTOR_NEEDS } from '../detectors/registry.ts';
 import { contextWindowFor, overrideWindow } from '../ingest/windows.ts';
 import {
   AGENT_NAMES,
+  agentLimits,
   agentOf,
   coverageHint,
   type CoverageDetector,
@@ -63,6 +64,8 @@ export interface ProducerCoverage {
   blind: CoverageDetector[];
   /** For each detector that misses some of its calls: what to turn on, in that producer's words. */
   hints: Partial<Record<CoverageDetector, string>>;
+  /** What the agent cannot send whatever is turned on (Qwen Code: a cut tool call), per detector. */
+  limits: Partial<Record<CoverageDetector, string>>;
 }
 
 /** One model of the recent calls with one window it was given (a model may have several). */
@@ -215,6 +218,7 @@ function producerCoverage(
     hints: Object.fromEntries(
       detectors.filter((d) => covered[d] < calls).map((d) => [d, hintFor(d)]),
     ),
+    limits: agentLimits(producer),
   };
 }
 
