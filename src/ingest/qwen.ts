@@ -256,15 +256,19 @@ export function normalizeQwenLogs(logs: readonly LogRecord[], ctx: NormalizeCont
 export function qwenSideFactsFromLogs(records: readonly LogRecord[]): QwenSideFact[] {
   const out: QwenSideFact[] = [];
   for (const log of records) {
-    if (log.eventName !== QWEN_API_REQUEST || log.traceId === null || log.spanId === null)
-      continue;
+    if (log.eventName !== QWEN_API_REQUEST || log.traceId === null || log.spanId === null) continue;
     const sessionId = sessionOf(log);
     if (sessionId === null) continue;
     const side = isCompressorRequest(log.attributes)
       ? QWEN_COMPRESSOR
       : qwenSideCall(log.attributes);
     if (side !== null)
-      out.push({ traceId: log.traceId, spanId: log.spanId, conversationId: sessionId, sideCall: side });
+      out.push({
+        traceId: log.traceId,
+        spanId: log.spanId,
+        conversationId: sessionId,
+        sideCall: side,
+      });
   }
   return out;
 }

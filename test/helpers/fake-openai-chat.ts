@@ -13,8 +13,7 @@ import { listenFake, type FakeListen } from './fake-listen.ts';
 
 /** Token usage of one answer: fixed numbers, or `estimate` (request bytes / 4). */
 export type ChatUsage =
-  | { prompt: number; output?: number; cached?: number }
-  | { estimate: true; output?: number };
+  { prompt: number; output?: number; cached?: number } | { estimate: true; output?: number };
 
 /** One scripted answer. */
 export interface ChatAnswer {
@@ -72,7 +71,10 @@ function textOf(m: Message | undefined): string {
 
 function classify(body: Json): string {
   const messages = (body.messages ?? []) as Message[];
-  const system = messages.filter((m) => m.role === 'system').map(textOf).join('\n');
+  const system = messages
+    .filter((m) => m.role === 'system')
+    .map(textOf)
+    .join('\n');
   const users = messages.filter((m) => m.role === 'user');
   const last = textOf(users.at(-1));
   if ((last + system).includes('<state_snapshot> XML')) return 'compress';
@@ -167,22 +169,30 @@ export function startFakeOpenAiChat(
         `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`,
       );
     event([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
-    if (text !== undefined)
-      event([{ index: 0, delta: { content: text }, finish_reason: null }]);
+    if (text !== undefined) event([{ index: 0, delta: { content: text }, finish_reason: null }]);
     if (call) {
       event([
         {
           index: 0,
           delta: {
             tool_calls: [
-              { index: 0, id: newId('call_'), type: 'function', function: { name: call.name, arguments: '' } },
+              {
+                index: 0,
+                id: newId('call_'),
+                type: 'function',
+                function: { name: call.name, arguments: '' },
+              },
             ],
           },
           finish_reason: null,
         },
       ]);
       event([
-        { index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args } }] }, finish_reason: null },
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, function: { arguments: args } }] },
+          finish_reason: null,
+        },
       ]);
     }
     event([{ index: 0, delta: {}, finish_reason: finish }]);

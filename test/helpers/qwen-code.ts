@@ -114,7 +114,10 @@ export async function startQwenSession(options: QwenSessionOptions): Promise<Qwe
   for (const [name, text] of Object.entries(options.files ?? {}))
     writeFileSync(join(workDir, name), text);
   const model = options.model ?? 'qwen3-coder-plus';
-  const settings = merge(merge(OFFLINE_SETTINGS, { model: { name: model } }), options.settings ?? {});
+  const settings = merge(
+    merge(OFFLINE_SETTINGS, { model: { name: model } }),
+    options.settings ?? {},
+  );
   const apiSocket = join(root, 'api.sock');
   const otlpSocket = join(root, 'otlp.sock');
   const api = await startFakeOpenAiChat(options.script, { socketPath: apiSocket }, workDir);
@@ -176,7 +179,16 @@ export async function startQwenSession(options: QwenSessionOptions): Promise<Qwe
       const [cmd, cmdArgs] = canIsolateNetwork()
         ? [
             'unshare',
-            ['-n', '--', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, RELAY, spec],
+            [
+              '-n',
+              '--',
+              'sh',
+              '-c',
+              'ip link set lo up && exec "$0" "$@"',
+              process.execPath,
+              RELAY,
+              spec,
+            ],
           ]
         : [process.execPath, [RELAY, spec]];
       const child = spawn(cmd, cmdArgs as string[], {

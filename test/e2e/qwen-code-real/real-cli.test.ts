@@ -59,8 +59,7 @@ async function storedOf(
       compactions: body.compactions.map((c) => `${c.evidence}/${c.kind}`),
       cuts: main
         .filter(
-          (c) =>
-            c.finishReasonRaw !== null && !['stop', 'tool_calls'].includes(c.finishReasonRaw),
+          (c) => c.finishReasonRaw !== null && !['stop', 'tool_calls'].includes(c.finishReasonRaw),
         )
         .map(
           (c) =>

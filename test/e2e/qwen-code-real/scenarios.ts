@@ -72,7 +72,10 @@ export const SCENARIOS: Scenario[] = [
     script: {
       main: [
         read('notes.txt', usage(12_000)),
-        { text: 'Two tasks: rotate the API keys and fix the flaky billing test.', usage: usage(12_600) },
+        {
+          text: 'Two tasks: rotate the API keys and fix the flaky billing test.',
+          usage: usage(12_600),
+        },
       ],
     },
     findings: [],
@@ -107,7 +110,10 @@ export const SCENARIOS: Scenario[] = [
           toolCall: { name: 'run_shell_command', args: { command: 'wc -l big1.txt' } },
           usage: usage(26_500),
         },
-        { text: 'Both files are logs of lorem ipsum; big1.txt has 615 lines.', usage: usage(27_000) },
+        {
+          text: 'Both files are logs of lorem ipsum; big1.txt has 615 lines.',
+          usage: usage(27_000),
+        },
       ],
     },
     findings: [f('tool_takeover', 'warning', null, 'read_file')],
@@ -156,20 +162,14 @@ export const SCENARIOS: Scenario[] = [
     id: 'compaction',
     name: 'its auto-compression in the middle of a turn, then /compress in a resumed run (the compressor calls are side calls)',
     options: { files: { 'big1.txt': bigText('alpha', 30) } },
-    runs: [
-      { prompt: 'Read big1.txt twice.' },
-      { prompt: '/compress', resume: true },
-    ],
+    runs: [{ prompt: 'Read big1.txt twice.' }, { prompt: '/compress', resume: true }],
     script: {
       main: [
         read('big1.txt', usage(500_000)),
         read('big1.txt', usage(870_000)),
         { label: 'after compression', text: 'I read it twice.', usage: usage(30_000) },
       ],
-      compress: [
-        { usage: usage(870_500, 300) },
-        { usage: usage(31_000, 300) },
-      ],
+      compress: [{ usage: usage(870_500, 300) }, { usage: usage(31_000, 300) }],
     },
     findings: [f('context_too_full', 'critical'), f('history_lost', 'info', 'compacted')],
     stored: {
