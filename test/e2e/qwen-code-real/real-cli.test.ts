@@ -114,7 +114,9 @@ describe.skipIf(!entry || !onThisBackend)('the real Qwen Code, end to end', () =
     it(
       scenario.name,
       async () => {
+        const t0 = Date.now();
         const { runs, requests } = await runScenario(scenario, server.url);
+        const t1 = Date.now();
         const asked = requests.map((r: ChatRequest) => `${r.kind} ${r.answer}`).join('\n');
         const last = runs.at(-1);
         const sessionId = runs[0]?.sessionId ?? null;
@@ -126,6 +128,8 @@ describe.skipIf(!entry || !onThisBackend)('the real Qwen Code, end to end', () =
         expect(new Set(runs.map((r) => r.sessionId))).toEqual(new Set([sessionId]));
         for (const run of runs) expect(run.stderr).not.toContain('[network-guard] refused');
         const findings: Seen[] = (await settledFindings(server.url, sessionId!)).map(seen);
+        if (process.env.ROTSCOPE_QWEN_TIMING)
+          console.log(`${scenario.id}: CLI ${t1 - t0} ms, settled ${Date.now() - t1} ms`);
         expect(
           sorted(findings),
           `found ${describeSeen(findings)}; the fake was asked:\n${asked}`,

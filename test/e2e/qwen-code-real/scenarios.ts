@@ -83,17 +83,21 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     id: 'near-window',
-    name: "a session near Qwen Code's own 1M window (below its compression threshold)",
-    options: { files: { 'notes.txt': NOTES } },
-    runs: [{ prompt: 'Look around the project and report.' }],
+    name: "a session near Qwen Code's own 1M window (below its compression threshold); the memory extractor's call in its own lane",
+    options: {},
+    runs: [{ prompt: 'Summarise the project.' }],
     script: {
-      main: [
-        read('notes.txt', usage(420_000)),
-        { text: 'The project holds one notes file.', usage: usage(780_000) },
-      ],
+      // a turn the user query's own answer ends (no tool call): Qwen Code then runs its managed
+      // memory extractor on the session
+      main: [{ text: 'The project is a small notes folder.', usage: usage(780_000) }],
     },
     findings: [f('context_too_full', 'warning')],
-    stored: { mainCalls: 2, sideCalls: [], compactions: [], cuts: [] },
+    stored: {
+      mainCalls: 1,
+      sideCalls: ['managed-auto-memory-extractor'],
+      compactions: [],
+      cuts: [],
+    },
   },
   {
     id: 'tool-takeover',
@@ -121,12 +125,9 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     id: 'cut-off',
-    name: 'a text, then (resumed with --continue: one conversation) a tool call, cut at the output limit and re-sent',
-    options: {},
-    runs: [
-      { prompt: 'Write a long report about the project.' },
-      { prompt: 'Write the report to report.md instead.', resume: true },
-    ],
+    name: 'a text and a tool call cut at the output limit, each re-sent by the CLI',
+    options: { files: { 'notes.txt': NOTES } },
+    runs: [{ prompt: 'Write a long report about notes.txt to report.md.' }],
     script: {
       main: [
         {
@@ -135,7 +136,7 @@ export const SCENARIOS: Scenario[] = [
           finishReason: 'length',
           usage: usage(24_000, 32_768),
         },
-        { label: 're-sent', text: 'The report, in short: all is well.', usage: usage(24_000) },
+        read('notes.txt', usage(24_000), 're-sent'),
         {
           label: 'tool call cut',
           toolCall: {
@@ -153,14 +154,14 @@ export const SCENARIOS: Scenario[] = [
     findings: [f('output_cut_off', 'warning'), f('output_cut_off', 'warning')],
     stored: {
       mainCalls: 4,
-      sideCalls: ['managed-auto-memory-extractor', 'managed-auto-memory-extractor'],
+      sideCalls: [],
       compactions: [],
       cuts: ['length?tool', 'length?tool'],
     },
   },
   {
     id: 'compaction',
-    name: 'its auto-compression in the middle of a turn, then /compress in a resumed run (the compressor calls are side calls)',
+    name: 'its auto-compression in the middle of a turn, then /compress in a run resumed with --continue (one conversation; the compressor calls are side calls)',
     options: { files: { 'big1.txt': bigText('alpha', 30) } },
     runs: [{ prompt: 'Read big1.txt twice.' }, { prompt: '/compress', resume: true }],
     script: {
