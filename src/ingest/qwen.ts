@@ -22,8 +22,10 @@
  * - `qwen-code.tool_call` logs: `content_length`, the characters of the result the model got
  *   (after read_file's own truncation); joined to the next main-thread call of the session.
  * - A cut output (`length`) is re-sent by the CLI (then "continue" prompts): each cut request is a
- *   call of its own. A cut tool call is never executed and nothing says it was a tool call (no tool
- *   span, no tool_call log, `response_text` empty): its output stays unknown (a warning).
+ *   call of its own. Its output is unknown on the span; an `api_response` whose `response_text`
+ *   holds text (prompt logging) says it was text. A cut tool call is never executed and nothing says
+ *   it was a tool call (no tool span, no tool_call log, `response_text` empty): its output stays
+ *   unknown (a warning).
  */
 import type { Compaction, ToolResult } from '../model/calls.ts';
 import type { Attributes, LogRecord, Span } from '../model/telemetry.ts';
@@ -43,12 +45,13 @@ export const QWEN_TOOL_LOG_SOURCE = 'qwen_code_log';
 export const QWEN_COMPRESSOR = 'compress';
 
 export const QWEN_API_REQUEST = 'qwen-code.api_request';
+export const QWEN_API_RESPONSE = 'qwen-code.api_response';
 export const QWEN_CHAT_COMPRESSION = 'qwen-code.chat_compression';
 
 /** The Qwen Code events kept and read; its other events (config, memory, hooks, ...) are dropped. */
 const KEPT_EVENTS = new Set([
   QWEN_API_REQUEST,
-  'qwen-code.api_response',
+  QWEN_API_RESPONSE,
   'qwen-code.api_error',
   'qwen-code.tool_call',
   QWEN_CHAT_COMPRESSION,
@@ -115,6 +118,13 @@ export interface QwenSideFact {
   sideCall: string;
 }
 
+/** A call whose logged response holds text (`api_response.response_text`): its output was text. */
+export interface QwenTextFact {
+  traceId: string;
+  spanId: string;
+  conversationId: string;
+}
+
 /** A compression whose compressor call is found by its input tokens (src/receiver/qwen.ts). */
 export interface QwenCompressorHint {
   conversationId: string;
@@ -127,6 +137,7 @@ export interface QwenCompressorHint {
 export interface QwenLogBatch {
   keep: LogRecord[];
   sideFacts: QwenSideFact[];
+  textFacts: QwenTextFact[];
   compressors: QwenCompressorHint[];
   toolResults: ToolResult[];
   compactions: Compaction[];
@@ -165,6 +176,28 @@ function lastUserText(requestText: string): string | null {
   return null;
 }
 
+/**
+ * True when a logged response holds text (with prompt logging): a cut output with text was text.
+ * A response that was only a tool call logs no text (Qwen Code 0.24.4 leaves `response_text` empty).
+ */
+function hasResponseText(a: Attributes): boolean {
+  const text = setStr(a, 'response_text');
+  return text !== null && text.trim() !== '';
+}
+
+/** Text facts from stored `api_response` records of known calls, for spans stored after them. */
+export function qwenTextFactsFromLogs(records: readonly LogRecord[]): QwenTextFact[] {
+  const out: QwenTextFact[] = [];
+  for (const log of records) {
+    if (log.eventName !== QWEN_API_RESPONSE || log.traceId === null || log.spanId === null)
+      continue;
+    const sessionId = sessionOf(log);
+    if (sessionId !== null && hasResponseText(log.attributes))
+      out.push({ traceId: log.traceId, spanId: log.spanId, conversationId: sessionId });
+  }
+  return out;
+}
+
 /** True when a logged request is the history compressor's (its last user message). */
 export function isCompressorRequest(a: Attributes): boolean {
   const text = str(a, 'request_text');
@@ -177,6 +210,7 @@ export function normalizeQwenLogs(logs: readonly LogRecord[], ctx: NormalizeCont
   const out: QwenLogBatch = {
     keep: [],
     sideFacts: [],
+    textFacts: [],
     compressors: [],
     toolResults: [],
     compactions: [],
@@ -204,6 +238,9 @@ export function normalizeQwenLogs(logs: readonly LogRecord[], ctx: NormalizeCont
           conversationId: sessionId,
           sideCall: side,
         });
+    } else if (log.eventName === QWEN_API_RESPONSE) {
+      if (log.traceId !== null && log.spanId !== null && hasResponseText(a))
+        out.textFacts.push({ traceId: log.traceId, spanId: log.spanId, conversationId: sessionId });
     } else if (log.eventName === 'qwen-code.tool_call') {
       // the memory extractor's own tools do not enter the main thread
       if (qwenSideCall(a) !== null) continue;

@@ -20,8 +20,10 @@ import {
   QWEN_PRODUCER,
   QWEN_TOOL_LOG_SOURCE,
   qwenSideFactsFromLogs,
+  qwenTextFactsFromLogs,
   type QwenCompressorHint,
   type QwenSideFact,
+  type QwenTextFact,
 } from '../ingest/qwen.ts';
 import { partsFromBytes } from '../ingest/tool-parts.ts';
 import type { LlmCall, ToolResult } from '../model/calls.ts';
@@ -48,6 +50,7 @@ export function qwenEvidenceKeys(workspaceId: string, batch: LogBatch): string[]
   if (q === null || q === undefined) return [];
   const ids = new Set<string>([
     ...q.sideFacts.map((f) => f.conversationId),
+    ...q.textFacts.map((f) => f.conversationId),
     ...q.compressors.map((c) => c.conversationId),
     ...q.toolResults.map((r) => r.conversationId),
   ]);
@@ -69,6 +72,35 @@ async function applySideFacts(
         sideCall: f.sideCall,
       })),
     );
+  return changed;
+}
+
+/** Cut calls whose logged response held text: their output was text, not a tool call. */
+async function applyTextFacts(
+  db: Db,
+  workspaceId: string,
+  facts: readonly QwenTextFact[],
+): Promise<ChangedCall[]> {
+  const changed: ChangedCall[] = [];
+  for (const f of facts) {
+    const rows = await db
+      .updateTable('llm_calls')
+      .set({ output_tool_call: false })
+      .where('workspace_id', '=', workspaceId)
+      .where('trace_id', '=', f.traceId)
+      .where('span_id', '=', f.spanId)
+      .where('producer', '=', QWEN_PRODUCER)
+      .where('output_tool_call', 'is', null)
+      .returning(['conversation_id', 'stream_key', 'start_ns'])
+      .execute();
+    for (const r of rows)
+      changed.push({
+        conversationId: r.conversation_id,
+        streamKey: r.stream_key,
+        startNs: String(r.start_ns),
+        sideCall: false,
+      });
+  }
   return changed;
 }
 
@@ -140,6 +172,7 @@ export async function applyQwenLogBatch(
   if (q === null || q === undefined) return [];
   const changed = [
     ...(await applySideFacts(db, workspaceId, q.sideFacts)),
+    ...(await applyTextFacts(db, workspaceId, q.textFacts)),
     ...(await applyCompressors(db, workspaceId, q.compressors)),
   ];
   const toolMarks = await joinQwenToolResults(db, workspaceId, [], q.toolResults, changed);
@@ -163,7 +196,10 @@ export async function applyQwenSpanBatch(
   const changed = [
     ...(logged.length === 0
       ? []
-      : await applySideFacts(db, workspaceId, qwenSideFactsFromLogs(logged))),
+      : [
+          ...(await applySideFacts(db, workspaceId, qwenSideFactsFromLogs(logged))),
+          ...(await applyTextFacts(db, workspaceId, qwenTextFactsFromLogs(logged))),
+        ]),
     ...(await applyCompressors(
       db,
       workspaceId,

@@ -150,13 +150,14 @@ export const SCENARIOS: Scenario[] = [
         { label: 're-sent', text: 'I could not write the report.', usage: usage(24_600) },
       ],
     },
-    // nothing Qwen Code exports says the second cut was a tool call: a warning, output unknown
+    // the text cut is text (its logged response); nothing Qwen Code exports says the second cut
+    // was a tool call: a warning with the output unknown
     findings: [f('output_cut_off', 'warning'), f('output_cut_off', 'warning')],
     stored: {
       mainCalls: 4,
       sideCalls: [],
       compactions: [],
-      cuts: ['length?tool', 'length?tool'],
+      cuts: ['length', 'length?tool'],
     },
   },
   {
