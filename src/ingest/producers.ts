@@ -54,4 +54,6 @@ export function isLoggedToolResultSource(source: string): boolean {
 export const IMPORT_CALL_PRODUCERS: readonly string[] = [
   'claude_code_transcript',
   CODEX_SESSION_PRODUCER,
+  // Qwen Code session files (./qwen-sessions.ts): the request id is the response id
+  'qwen_code_session',
 ];

@@ -21,6 +21,7 @@ const AGENT_OF: Record<string, Agent> = {
   codex_session: 'codex',
   gemini_cli: 'gemini_cli',
   qwen_code: 'qwen_code',
+  qwen_code_session: 'qwen_code',
 };
 
 /** The agent behind a producer id, or undefined for a library or SDK producer. */

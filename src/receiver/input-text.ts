@@ -19,8 +19,9 @@ import {
   isCodexSessionPath,
   normalizeCodexSession,
 } from '../ingest/codex-sessions.ts';
+import { isQwenSessionEntry, normalizeQwenSession } from '../ingest/qwen-sessions.ts';
 
-export type InputFormat = 'claude_code_transcript' | 'codex_session' | 'otlp_json';
+export type InputFormat = 'claude_code_transcript' | 'codex_session' | 'qwen_session' | 'otlp_json';
 
 /** One input file, normalized. */
 export interface InputFile {
@@ -47,6 +48,7 @@ function formatOfRecord(v: unknown): Format | null {
   if ('resourceSpans' in v || 'resource_spans' in v || 'batches' in v) return 'otlp_json';
   if ('resourceLogs' in v || 'resource_logs' in v) return 'otlp_logs';
   if (isCodexSessionEntry(v)) return 'codex_session';
+  if (isQwenSessionEntry(v)) return 'qwen_session';
   return typeof v.type === 'string' ? 'claude_code_transcript' : null;
 }
 
@@ -101,6 +103,10 @@ export function readInputText(
   }
   if (format === 'codex_session') {
     const normalized = normalizeCodexSession(text, ctx, path);
+    return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
+  }
+  if (format === 'qwen_session') {
+    const normalized = normalizeQwenSession(text, ctx);
     return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
   }
   if (format === 'otlp_logs') {

@@ -18,6 +18,7 @@ import { decodeLogs, decodeTraces } from '../../src/otlp/decode.ts';
 import { IngestPipeline } from '../../src/receiver/pipeline.ts';
 import { getConversation } from '../../src/store/browse.ts';
 import { ensureWorkspace } from '../../src/store/workspaces.ts';
+import { readInputText } from '../../src/receiver/input-text.ts';
 import { createTestStore, type TestStore } from '../helpers/store.ts';
 
 const DIR = join(import.meta.dirname, '../fixtures/real/qwen-code-0.24.4');
@@ -27,7 +28,7 @@ type Body = { kind: 'spans'; items: Span[] } | { kind: 'logs'; items: LogRecord[
 
 function bodies(name: string): Body[] {
   return readdirSync(join(DIR, name))
-    .filter((f) => f.endsWith('.json.gz'))
+    .filter((f) => /^\d+-(logs|traces)\.json\.gz$/.test(f))
     .sort()
     .map((f): Body => {
       const text = gunzipSync(readFileSync(join(DIR, name, f))).toString('utf8');
@@ -143,4 +144,71 @@ describe('Qwen Code logs joined to its spans, whatever arrives first', () => {
       ]);
     }, 60_000);
   }
+});
+
+/** The session file Qwen Code wrote (~/.qwen/projects/<cwd>/chats/<session>.jsonl). */
+const sessionText = (name: string) =>
+  gunzipSync(readFileSync(join(DIR, name, 'session.jsonl.gz'))).toString('utf8');
+
+describe('Qwen Code session files (rotscope analyze / import)', () => {
+  it('reads the calls, side calls, windows, tool parts and compressions of a session file', () => {
+    const loaded = readInputText(
+      'chats/session.jsonl',
+      sessionText('compaction'),
+      { workspaceId: WS, captureContent: false, windowOverrides: [] },
+      'analyze',
+    );
+    if (!loaded.ok) throw new Error(loaded.error);
+    expect(loaded.file.format).toBe('qwen_session');
+    const { calls, compactions } = loaded.file.normalized;
+    expect(calls.map((c) => [c.sideCall, c.contextTokens, c.outputToolCall])).toEqual([
+      [null, 500_000, true],
+      [null, 870_000, true],
+      ['compress', 870_500, false],
+      [null, 30_000, false],
+      ['compress', 31_000, false],
+    ]);
+    expect(calls.filter((c) => c.sideCall === null).map((c) => c.windowSource)).toEqual([
+      'agent',
+      'agent',
+      'agent',
+    ]);
+    expect(calls.filter((c) => c.sideCall === null).map((c) => c.parts?.tools ?? null)).toEqual([
+      null,
+      { read_file: 6_265 },
+      { read_file: 6_265 },
+    ]);
+    expect(compactions.map((c) => [c.evidence, c.trigger])).toEqual([
+      ['qwen_code_event', 'auto'],
+      ['qwen_code_event', 'manual'],
+    ]);
+  });
+
+  it('an import of the session file after its telemetry counts each call once', async () => {
+    store = await createTestStore();
+    await ensureWorkspace(store.db, WS);
+    const pipeline = new IngestPipeline(store);
+    for (const b of bodies('compaction')) {
+      if (b.kind === 'spans') await pipeline.ingestSpans(WS, b.items);
+      else await pipeline.ingestLogs(WS, b.items);
+    }
+    const loaded = readInputText(
+      'chats/session.jsonl',
+      sessionText('compaction'),
+      { workspaceId: WS, captureContent: false, windowOverrides: [] },
+      'import',
+    );
+    if (!loaded.ok) throw new Error(loaded.error);
+    const { merged } = await pipeline.ingestNormalized(WS, loaded.file.normalized);
+    expect(merged).toBe(5);
+    const session = loaded.file.normalized.calls[0]!.conversationId;
+    const conv = (await getConversation(store.db, WS, session))!;
+    expect(conv.calls.map((c) => [c.producer, c.sideCall, c.contextTokens])).toEqual([
+      ['qwen_code', null, 500_000],
+      ['qwen_code', null, 870_000],
+      ['qwen_code', 'compress', 870_500],
+      ['qwen_code', null, 30_000],
+      ['qwen_code', 'compress', 31_000],
+    ]);
+  }, 60_000);
 });
