@@ -185,7 +185,7 @@ export function normalizeQwenSession(text: string, ctx: NormalizeContext): Norma
           traceId: null,
           spanId: null,
           atNs,
-          evidence: 'qwen_code_event',
+          evidence: 'qwen_code_session',
           kind: 'summarize',
           trigger: reason === 'manual' ? 'manual' : reason === null ? null : 'auto',
           tokensBefore: before,

@@ -157,6 +157,7 @@ export type CompactionEvidence =
   | 'claude_code_side_call'
   | 'gemini_cli_event'
   | 'qwen_code_event'
+  | 'qwen_code_session'
   | 'transcript_boundary';
 
 /** A compaction (or other deliberate shrinking) of a conversation stream's history. */

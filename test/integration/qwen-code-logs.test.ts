@@ -179,8 +179,8 @@ describe('Qwen Code session files (rotscope analyze / import)', () => {
       { read_file: 6_265 },
     ]);
     expect(compactions.map((c) => [c.evidence, c.trigger])).toEqual([
-      ['qwen_code_event', 'auto'],
-      ['qwen_code_event', 'manual'],
+      ['qwen_code_session', 'auto'],
+      ['qwen_code_session', 'manual'],
     ]);
   });
 
@@ -209,6 +209,11 @@ describe('Qwen Code session files (rotscope analyze / import)', () => {
       ['qwen_code', 'compress', 870_500],
       ['qwen_code', null, 30_000],
       ['qwen_code', 'compress', 31_000],
+    ]);
+    // each compression once, its trigger from the file
+    expect(conv.compactions.map((c) => [c.kind, c.trigger, c.tokensBefore])).toEqual([
+      ['summarize', 'auto', 876_312],
+      ['summarize', 'manual', 30_000],
     ]);
   }, 60_000);
 });
