@@ -75,6 +75,8 @@ export function normalizeQwenSession(text: string, ctx: NormalizeContext): Norma
   const compactions: Compaction[] = [];
   let pendingTools: Record<string, number> = {};
   let last: LlmCall | null = null;
+  /** The window Qwen Code judged each model on (its assistant records). */
+  const windows = new Map<string, number>();
   for (const rec of jsonObjectLines(text)) {
     if (!isQwenSessionEntry(rec)) continue;
     const sessionId = rec['sessionId'] as string;
@@ -160,6 +162,7 @@ export function normalizeQwenSession(text: string, ctx: NormalizeContext): Norma
       last.outputToolName = out.name;
       const window = numOf(rec, 'contextWindowSize');
       if (window !== null && window > 0) {
+        if (last.responseModel !== null) windows.set(last.responseModel, window);
         const win = reportedWindowFor(
           last.responseModel,
           window,
@@ -193,6 +196,19 @@ export function normalizeQwenSession(text: string, ctx: NormalizeContext): Norma
         }),
       );
     }
+  }
+  // side calls (no assistant record) and calls before the first record: the model's window
+  for (const call of calls) {
+    const window = call.responseModel === null ? undefined : windows.get(call.responseModel);
+    if (window === undefined || call.windowSource === 'agent') continue;
+    const win = reportedWindowFor(
+      call.responseModel,
+      window,
+      call.contextTokens,
+      ctx.windowOverrides,
+    );
+    call.contextWindow = win.window;
+    call.windowSource = win.source;
   }
   return { calls, toolResults: [], compactions };
 }

@@ -168,11 +168,9 @@ describe('Qwen Code session files (rotscope analyze / import)', () => {
       [null, 30_000, false],
       ['compress', 31_000, false],
     ]);
-    expect(calls.filter((c) => c.sideCall === null).map((c) => c.windowSource)).toEqual([
-      'agent',
-      'agent',
-      'agent',
-    ]);
+    expect(calls.map((c) => [c.contextWindow, c.windowSource])).toEqual(
+      Array(5).fill([1_000_000, 'agent']),
+    );
     expect(calls.filter((c) => c.sideCall === null).map((c) => c.parts?.tools ?? null)).toEqual([
       null,
       { read_file: 6_265 },
