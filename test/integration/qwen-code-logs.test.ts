@@ -19,6 +19,7 @@ import { IngestPipeline } from '../../src/receiver/pipeline.ts';
 import { getConversation } from '../../src/store/browse.ts';
 import { ensureWorkspace } from '../../src/store/workspaces.ts';
 import { readInputText } from '../../src/receiver/input-text.ts';
+import { getCoverage } from '../../src/reading/coverage.ts';
 import { createTestStore, type TestStore } from '../helpers/store.ts';
 
 const DIR = join(import.meta.dirname, '../fixtures/real/qwen-code-0.24.4');
@@ -142,6 +143,12 @@ describe('Qwen Code logs joined to its spans, whatever arrives first', () => {
         'output_cut_off/warning',
         'output_cut_off/warning',
       ]);
+      // Coverage says what Qwen Code cannot send: a cut tool call
+      const coverage = await getCoverage(store!.db, WS);
+      const qwen = coverage.producers.find((p) => p.producer === 'qwen_code');
+      expect(qwen?.agent).toBe('Qwen Code');
+      expect(qwen?.blind).not.toContain('output_cut_off');
+      expect(qwen?.limits?.output_cut_off).toContain('tool call cut at the output limit');
     }, 60_000);
   }
 });

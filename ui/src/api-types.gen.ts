@@ -537,7 +537,7 @@ export interface paths {
                   [key: string]: string;
                 };
                 /** @description Per detector: what the coding agent cannot send whatever is turned on (Qwen Code: a tool call cut at the output limit). */
-                limits: {
+                limits?: {
                   [key: string]: string;
                 };
               }[];

@@ -127,6 +127,7 @@ const producerCoverage = z.object({
     ),
   limits: z
     .partialRecord(z.enum(DETECTOR_IDS), z.string())
+    .optional()
     .describe(
       'Per detector: what the coding agent cannot send whatever is turned on (Qwen Code: a tool call cut at the output limit).',
     ),
