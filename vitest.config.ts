@@ -35,6 +35,7 @@ const ONCE_E2E = [
   'test/e2e/opencode-install.test.ts',
   'test/e2e/path-install.test.ts',
   'test/e2e/producers.test.ts',
+  'test/e2e/qwen-install.test.ts',
 ];
 const AGENTS = [
   'test/e2e/claude-agent-sdk-real/**/*.test.ts',
@@ -43,6 +44,7 @@ const AGENTS = [
   'test/e2e/copilot-real/**/*.test.ts',
   'test/e2e/gemini-real/**/*.test.ts',
   'test/e2e/opencode-real/**/*.test.ts',
+  'test/e2e/qwen-code-real/**/*.test.ts',
   'test/e2e/sdk/**/*.test.ts',
 ];
 const withDatabase = { globalSetup: ['test/helpers/global-setup.ts'] };

@@ -75,6 +75,11 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
                                              turn on OpenCode's model-call spans (opencode.json) and print the OTLP lines for the shell profile`,
   },
   {
+    command: 'qwen',
+    usage: `  rotscope qwen install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+                                             point Qwen Code's telemetry (OTLP/HTTP) at a rotscope server in ~/.qwen/settings.json`,
+  },
+  {
     command: 'analyze',
     usage: `  rotscope analyze FILE... [--json] [--fail-on SEVERITY]
                                              run the detectors offline on transcripts / OTLP JSON files`,
@@ -311,6 +316,10 @@ export async function run(
     case 'opencode': {
       const { openCodeCommand } = await import('./cli/opencode-install.ts');
       return openCodeCommand(rest, io, env);
+    }
+    case 'qwen': {
+      const { qwenCommand } = await import('./cli/qwen-install.ts');
+      return qwenCommand(rest, io, env);
     }
     case 'analyze': {
       const { analyzeCommand } = await import('./cli/analyze.ts');

@@ -39,6 +39,7 @@ const FORMAT_NAMES: Record<InputFormat, string> = {
   claude_code_transcript: 'Claude Code transcript',
   codex_session: 'Codex session file',
   copilot_session: 'Copilot CLI session file',
+  qwen_session: 'Qwen Code session file',
   otlp_json: 'OTLP/JSON',
 };
 
@@ -58,7 +59,8 @@ export const ANALYZE_USAGE = `Usage: rotscope analyze FILE... [--json] [--fail-o
                         [--window MODEL_GLOB=TOKENS]... [threshold flags]
 
 Runs the context-rot detectors on Claude Code transcripts (.jsonl), Codex session files
-($CODEX_HOME/sessions/**/rollout-*.jsonl) and OTLP/JSON trace
+($CODEX_HOME/sessions/**/rollout-*.jsonl), Qwen Code session files
+(~/.qwen/projects/*/chats/*.jsonl) and OTLP/JSON trace
 files (one ExportTraceServiceRequest, an array of them, a Tempo export with "batches", or
 JSON lines), without a server or database.
 

@@ -21,6 +21,7 @@ import { spanIdFor, traceIdFor } from './ids.ts';
 import { callContentFromLogs, isContentEventName } from './content-logs.ts';
 import { isCodexResource, normalizeCodexLogs } from './codex.ts';
 import { isKeptGeminiEvent, normalizeGeminiLogs, type GeminiLogBatch } from './gemini.ts';
+import { isKeptQwenEvent, normalizeQwenLogs, type QwenLogBatch } from './qwen.ts';
 import { eventNameOf } from './events.ts';
 import { contextUsage, readRawUsage } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
@@ -43,6 +44,8 @@ export interface LogBatch {
   callContent: CallContent[];
   /** Gemini CLI facts for calls, and streamed responses still to join (./gemini.ts); null when none. */
   gemini: GeminiLogBatch | null;
+  /** Qwen Code side calls, compressions and tool sizes (./qwen.ts); null when none. */
+  qwen?: QwenLogBatch | null;
 }
 
 function hasGenAiAttr(log: LogRecord): boolean {
@@ -72,6 +75,7 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
   let contentEvents = false;
   const codexLogs: LogRecord[] = [];
   const geminiLogs: LogRecord[] = [];
+  const qwenLogs: LogRecord[] = [];
 
   for (const log of logs) {
     const name = eventNameOf(log);
@@ -83,6 +87,10 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
     }
     if (isKeptGeminiEvent(name)) {
       geminiLogs.push(log); // ./gemini.ts
+      continue;
+    }
+    if (isKeptQwenEvent(name)) {
+      qwenLogs.push(log); // ./qwen.ts
       continue;
     }
     const claudeCode = name.startsWith('claude_code.');
@@ -202,6 +210,13 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
     toolResults.push(...gemini.toolResults);
     compactions.push(...gemini.compactions);
   }
+  let qwen: QwenLogBatch | null = null;
+  if (qwenLogs.length > 0) {
+    qwen = normalizeQwenLogs(qwenLogs, ctx);
+    keep.push(...qwen.keep);
+    toolResults.push(...qwen.toolResults);
+    compactions.push(...qwen.compactions);
+  }
   const callContent = contentEvents ? callContentFromLogs(logs, names) : [];
   return {
     keep,
@@ -210,6 +225,7 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
     sideCalls,
     callContent,
     gemini,
+    qwen,
   };
 }
 

@@ -22,6 +22,8 @@ export const SPLIT_EVIDENCE_PRODUCERS: ReadonlySet<string> = new Set([
   ...CLAUDE_CODE_PRODUCERS,
   // Gemini CLI: spans, and logs carrying finish reasons, side calls and compressions
   'gemini_cli',
+  // Qwen Code: spans, and logs carrying the compressor's side calls, compressions and tool sizes
+  'qwen_code',
 ]);
 
 /**
@@ -54,4 +56,6 @@ export const IMPORT_CALL_PRODUCERS: readonly string[] = [
   'claude_code_transcript',
   CODEX_SESSION_PRODUCER,
   COPILOT_SESSION_PRODUCER,
+  // Qwen Code session files (./qwen-sessions.ts): the request id is the response id
+  'qwen_code_session',
 ];

@@ -36,6 +36,7 @@ import {
 } from './opencode.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
 import { GEMINI_PRODUCER, geminiSpanFacts, isGeminiCliSpan } from './gemini.ts';
+import { isQwenCodeSpan, QWEN_PRODUCER, qwenSpanFacts } from './qwen.ts';
 import { analyzeContent } from './parts.ts';
 import { messageAttributes } from './message-text.ts';
 import { partsFromInputSizes } from './context-sizes.ts';
@@ -96,6 +97,7 @@ function producerOf(span: Span, rule: RoleRule): string {
   if (isOpenCodeResource(span.resource)) return OPENCODE_PRODUCER;
   if (span.name.startsWith('claude_code.') || rule === 'claude_code') return 'claude_code';
   if (isGeminiCliSpan(span)) return GEMINI_PRODUCER;
+  if (isQwenCodeSpan(span)) return QWEN_PRODUCER;
   const a = span.attributes;
   if (rule === 'openinference' || a['openinference.span.kind'] !== undefined)
     return 'openinference';
@@ -315,9 +317,11 @@ function* normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): St
       const conv = grouping.conversation(n);
       const agentId = grouping.agent(n, claudeCode);
       const streamKey = streamKeyOf(conv.id, agentId);
-      // Claude Code and Gemini CLI make a trace per prompt or per call: the session is the run
+      // Claude Code, Gemini CLI and Qwen Code make a trace per prompt or per call: the session is the run
       const runId =
-        (claudeCode || isGeminiCliSpan(span)) && !conv.synthetic ? conv.id : span.traceId;
+        (claudeCode || isGeminiCliSpan(span) || isQwenCodeSpan(span)) && !conv.synthetic
+          ? conv.id
+          : span.traceId;
       const where = { conv, agentId, streamKey, runId };
       if (!conv.synthetic)
         projects.push(
@@ -556,6 +560,7 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
   const messages = ctx.captureContent ? messageAttributes(a) : undefined;
   if (messages) call.inputMessages = messages;
   // Gemini CLI: output and parts read natively (src/ingest/gemini.ts), not from its cut messages
+  if (producer === QWEN_PRODUCER) return { ...call, ...qwenSpanFacts(a, finishRaw) };
   return producer === GEMINI_PRODUCER ? { ...call, ...geminiSpanFacts(a) } : call;
 }
 

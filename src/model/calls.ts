@@ -156,6 +156,8 @@ export type CompactionEvidence =
   | 'claude_code_event'
   | 'claude_code_side_call'
   | 'gemini_cli_event'
+  | 'qwen_code_event'
+  | 'qwen_code_session'
   | 'transcript_boundary';
 
 /** A compaction (or other deliberate shrinking) of a conversation stream's history. */

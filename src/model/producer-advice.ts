@@ -13,7 +13,8 @@ export type CoverageDetector =
   'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
 
 /** The agent a producer id belongs to (several producer ids per agent: spans, logs, files). */
-export type Agent = 'claude_code' | 'codex' | 'gemini_cli' | 'copilot_cli' | 'opencode';
+export type Agent =
+  'claude_code' | 'codex' | 'gemini_cli' | 'copilot_cli' | 'opencode' | 'qwen_code';
 
 const AGENT_OF: Record<string, Agent> = {
   ...Object.fromEntries(CLAUDE_CODE_CALL_PRODUCERS.map((producer) => [producer, 'claude_code'])),
@@ -23,6 +24,8 @@ const AGENT_OF: Record<string, Agent> = {
   copilot_cli: 'copilot_cli',
   copilot_session: 'copilot_cli',
   opencode: 'opencode',
+  qwen_code: 'qwen_code',
+  qwen_code_session: 'qwen_code',
 };
 
 /** The agent behind a producer id, or undefined for a library or SDK producer. */
@@ -37,6 +40,7 @@ export const AGENT_NAMES: Record<Agent, string> = {
   gemini_cli: 'Gemini CLI',
   copilot_cli: 'GitHub Copilot CLI',
   opencode: 'OpenCode',
+  qwen_code: 'Qwen Code',
 };
 
 const CLAUDE_CODE_INSTALL =
@@ -90,7 +94,34 @@ const COVERAGE_HINTS: Record<Agent, Record<CoverageDetector, string>> = {
     output_cut_off:
       "turn on OpenCode's model-call spans (rotscope opencode install): they carry the finish reason and the tool of a cut call",
   },
+  qwen_code: {
+    context_too_full:
+      "send Qwen Code's telemetry (rotscope qwen install writes the telemetry block of ~/.qwen/settings.json): its qwen-code.llm_request spans carry every call's tokens, model and window",
+    tool_takeover:
+      "send Qwen Code's logs as well as its spans (rotscope qwen install): its qwen-code.tool_call events carry each tool result's size (content_length)",
+    history_lost:
+      "send Qwen Code's logs and spans (rotscope qwen install): its qwen-code.chat_compression events tell a compression from lost history, and keep telemetry.logPrompts on so the compressor's requests are told apart",
+    output_cut_off:
+      "send Qwen Code's spans (rotscope qwen install): the finish reason is on its qwen-code.llm_request spans",
+  },
 };
+
+/**
+ * What an agent cannot send, whatever is turned on: the Coverage page says it beside the agent's
+ * calls, so a quiet detector is not read as a clean bill.
+ */
+const AGENT_LIMITS: Partial<Record<Agent, Partial<Record<CoverageDetector, string>>>> = {
+  qwen_code: {
+    output_cut_off:
+      'Qwen Code exports nothing that shows a tool call cut at the output limit (no tool span, no tool_call event, no response text): such a cut is a warning whose output is unknown, not a critical finding naming the tool',
+  },
+};
+
+/** What `producer`'s agent cannot send, per detector (empty for producers without limits). */
+export function agentLimits(producer: string | null): Partial<Record<CoverageDetector, string>> {
+  const agent = agentOf(producer);
+  return (agent && AGENT_LIMITS[agent]) ?? {};
+}
 
 /** The hint for a detector blind on `producer`'s calls, when the producer has its own. */
 export function coverageHint(

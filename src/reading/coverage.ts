@@ -10,6 +10,7 @@ import { DETECTOR_NEEDS } from '../detectors/registry.ts';
 import { contextWindowFor, overrideWindow } from '../ingest/windows.ts';
 import {
   AGENT_NAMES,
+  agentLimits,
   agentOf,
   coverageHint,
   cutToolUnknownHint,
@@ -64,6 +65,8 @@ export interface ProducerCoverage {
   blind: CoverageDetector[];
   /** For each detector that misses some of its calls: what to turn on, in that producer's words. */
   hints: Partial<Record<CoverageDetector, string>>;
+  /** What the agent cannot send whatever is turned on (Qwen Code: a cut tool call), per detector; absent when nothing. */
+  limits?: Partial<Record<CoverageDetector, string>>;
 }
 
 /** One model of the recent calls with one window it was given (a model may have several). */
@@ -224,7 +227,14 @@ function producerCoverage(
     covered,
     blind: detectors.filter((d) => covered[d] === 0),
     hints,
+    ...limitsOf(producer),
   };
+}
+
+/** `{ limits }` when the producer's agent has some (src/model/producer-advice.ts), else nothing. */
+function limitsOf(producer: string): Pick<ProducerCoverage, 'limits'> {
+  const limits = agentLimits(producer);
+  return Object.keys(limits).length > 0 ? { limits } : {};
 }
 
 /**

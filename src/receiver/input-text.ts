@@ -25,8 +25,10 @@ import {
   normalizeCopilotSession,
 } from '../ingest/copilot-sessions.ts';
 
+import { isQwenSessionEntry, normalizeQwenSession } from '../ingest/qwen-sessions.ts';
+
 export type InputFormat =
-  'claude_code_transcript' | 'codex_session' | 'copilot_session' | 'otlp_json';
+  'claude_code_transcript' | 'codex_session' | 'copilot_session' | 'qwen_session' | 'otlp_json';
 
 /** One input file, normalized. */
 export interface InputFile {
@@ -54,6 +56,7 @@ function formatOfRecord(v: unknown): Format | null {
   if ('resourceLogs' in v || 'resource_logs' in v) return 'otlp_logs';
   if (isCodexSessionEntry(v)) return 'codex_session';
   if (isCopilotSessionEntry(v)) return 'copilot_session';
+  if (isQwenSessionEntry(v)) return 'qwen_session';
   return typeof v.type === 'string' ? 'claude_code_transcript' : null;
 }
 
@@ -116,6 +119,10 @@ export function readInputText(
   }
   if (format === 'copilot_session') {
     const normalized = normalizeCopilotSession(text, ctx, path);
+    return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
+  }
+  if (format === 'qwen_session') {
+    const normalized = normalizeQwenSession(text, ctx);
     return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
   }
   if (format === 'otlp_logs') {

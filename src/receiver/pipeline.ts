@@ -49,6 +49,7 @@ import {
   isGeminiCall,
   joinPendingGeminiResponses,
 } from './gemini.ts';
+import { applyQwenLogBatch, applyQwenSpanBatch, isQwenCall, qwenEvidenceKeys } from './qwen.ts';
 
 export interface IngestOutcome {
   stored: number;
@@ -174,10 +175,12 @@ export class IngestPipeline {
             batch.normalized.calls,
             logged,
           );
+          // Qwen Code: side calls its logs stored earlier show, tool sizes (./qwen.ts)
+          const qwen = await applyQwenSpanBatch(trx, workspaceId, batch.normalized.calls, logged);
           const compactions = await insertCompactions(trx, batch.normalized.compactions);
           tx.conversations.note(
             workspaceId,
-            [...calls, ...reported, ...content, ...toolParts, ...gemini, ...compactions],
+            [...calls, ...reported, ...content, ...toolParts, ...gemini, ...qwen, ...compactions],
             batch.normalized.projects,
           );
         },
@@ -203,6 +206,7 @@ export class IngestPipeline {
           ...evidenceKeys(workspaceId, batch.normalized),
           ...batch.callContent.map((content) => `trace:${workspaceId}:${content.traceId}`),
           ...geminiEvidenceKeys(workspaceId, batch),
+          ...qwenEvidenceKeys(workspaceId, batch),
         ],
         run: async (tx) => {
           const trx = tx.db;
@@ -222,6 +226,7 @@ export class IngestPipeline {
             toolResults: batch.normalized.toolResults,
           });
           const gemini = await applyGeminiLogBatch(trx, workspaceId, batch);
+          const qwen = await applyQwenLogBatch(trx, workspaceId, batch);
           const compactions = await insertCompactions(trx, batch.normalized.compactions);
           tx.conversations.note(workspaceId, [
             ...calls,
@@ -230,6 +235,7 @@ export class IngestPipeline {
             ...content,
             ...toolParts,
             ...gemini,
+            ...qwen,
             ...compactions,
           ]);
         },
@@ -323,7 +329,12 @@ function evidenceKeys(workspaceId: string, normalized: Normalized): string[] {
   return [
     ...normalized.calls.map((call) => `trace:${workspaceId}:${call.traceId}`),
     ...normalized.calls
-      .filter((call) => LOGGED_TOOL_RESULT_PRODUCERS.includes(call.producer) || isGeminiCall(call))
+      .filter(
+        (call) =>
+          LOGGED_TOOL_RESULT_PRODUCERS.includes(call.producer) ||
+          isGeminiCall(call) ||
+          isQwenCall(call),
+      )
       .map((call) => `conversation:${workspaceId}:${call.conversationId}`),
     // one compaction reported by several sources (log event, hook span, transcript) merges
     ...normalized.compactions.map(

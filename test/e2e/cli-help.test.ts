@@ -30,6 +30,8 @@ const COMMANDS: Array<[string[], string]> = [
   [['claude-code'], 'rotscope claude-code install'],
   [['gemini', 'install'], 'rotscope gemini install'],
   [['gemini'], 'rotscope gemini install'],
+  [['qwen', 'install'], 'rotscope qwen install'],
+  [['qwen'], 'rotscope qwen install'],
   [['codex', 'install'], 'rotscope codex install'],
   [['codex'], 'rotscope codex install'],
   [['analyze'], 'rotscope analyze'],

@@ -545,6 +545,10 @@ export interface paths {
                 hints: {
                   [key: string]: string;
                 };
+                /** @description Per detector: what the coding agent cannot send whatever is turned on (Qwen Code: a tool call cut at the output limit). */
+                limits?: {
+                  [key: string]: string;
+                };
               }[];
               /** @description Models and Claude Code versions are of calls since then (30 days before the newest). */
               recentSince: string | null;

@@ -145,6 +145,12 @@ const producerCoverage = z.object({
     .describe(
       "Per detector that misses some of these calls: what to turn on, in the producer's words.",
     ),
+  limits: z
+    .partialRecord(z.enum(DETECTOR_IDS), z.string())
+    .optional()
+    .describe(
+      'Per detector: what the coding agent cannot send whatever is turned on (Qwen Code: a tool call cut at the output limit).',
+    ),
 });
 
 const modelWindow = z.object({

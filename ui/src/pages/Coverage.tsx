@@ -107,6 +107,14 @@ export default function CoveragePage(_props: { route: Route }) {
                             {label}: {producer.hints[id]}
                           </p>
                         ))}
+                        {DETECTORS.filter(({ id }) => producer.limits?.[id]).map(
+                          ({ id, label }) => (
+                            <p key={`limit-${id}`} className="hint producer-limit" data-limit={id}>
+                              {label}, what {producer.agent ?? 'it'} cannot send:{' '}
+                              {producer.limits?.[id]}
+                            </p>
+                          ),
+                        )}
                       </td>
                       <td>{formatTokens(producer.calls)}</td>
                       {DETECTORS.map(({ id }) => {
