@@ -80,7 +80,11 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
         tool_name: 'Bash',
         tool_response: { stdout: 'ok', stderr: '' },
       }),
-      env: { ...process.env, ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1', HOME: config },
+      env: {
+        ...process.env,
+        ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
+        HOME: config,
+      },
       encoding: 'utf8',
     });
     expect(passed).toBe('');
@@ -93,7 +97,11 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
     // The command written runs: Claude Code's status JSON in, the status line out.
     const line = execFileSync('sh', ['-c', settings.statusLine.command], {
       input: JSON.stringify({ context_window: { current_usage: { input_tokens: 50_000 } } }),
-      env: { ...process.env, ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1', NO_COLOR: '1' },
+      env: {
+        ...process.env,
+        ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
+        NO_COLOR: '1',
+      },
       encoding: 'utf8',
     });
     expect(line).toBe('ctx 25% 50k/200k\n');
@@ -199,7 +207,10 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
         '-c',
         `cd ${JSON.stringify(project)} && ${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(ROOT, 'bin/rotscope.js'))} claude-code install --project`,
       ],
-      { env: { ...process.env, ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1' }, encoding: 'utf8' },
+      {
+        env: { ...process.env, ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1' },
+        encoding: 'utf8',
+      },
     );
     expect(out).toContain(path.join(project, '.claude', 'settings.json'));
     expect(Object.keys(read(path.join(project, '.claude', 'settings.json')).hooks)).toEqual([

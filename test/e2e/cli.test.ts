@@ -140,7 +140,11 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
       // The entry `claude-code install` writes: the same line.
       const child = spawnSync(process.execPath, [CJS_BIN], {
         input: stdin,
-        env: { ...process.env, ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1', NO_COLOR: '' },
+        env: {
+          ...process.env,
+          ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
+          NO_COLOR: '',
+        },
         encoding: 'utf8',
       });
       expect({ code: child.status, stdout: child.stdout, stderr: child.stderr }).toEqual({
@@ -179,7 +183,10 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
           `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} statusline`,
           '/dev/null',
         ],
-        { env: { ...process.env, ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1' }, stdio: ['pipe', 'pipe', 'ignore'] },
+        {
+          env: { ...process.env, ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1' },
+          stdio: ['pipe', 'pipe', 'ignore'],
+        },
       );
       let stdout = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

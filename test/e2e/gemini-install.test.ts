@@ -174,7 +174,11 @@ describe('rotscope gemini install', () => {
     expect(geminiSettingsDir('project', {}, project)).toBe(path.join(project, '.gemini'));
     const out = execFileSync(process.execPath, [BIN, 'gemini', 'install', '--project'], {
       cwd: project,
-      env: { PATH: process.env.PATH, HOME: home, ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
+      },
       encoding: 'utf8',
     });
     expect(out).toContain(path.join(project, '.gemini', 'settings.json'));

@@ -27,7 +27,12 @@ export function runCli(
   } = {},
 ): Promise<CliResult> {
   const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
-    env: { ...process.env, DATABASE_URL: '', ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1', ...options.env },
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
+      ...options.env,
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
