@@ -122,7 +122,9 @@ describe('shutdown', () => {
 
     const signalled = Date.now();
     server.process.kill('SIGTERM');
-    await sleep(300);
+    // once the server says it is shutting down (a loaded machine may take a while to get there)
+    for (let i = 0; i < 500 && !server.output().includes('SIGTERM: shutting down'); i++)
+      await sleep(10);
     late.socket.write(
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(small)}\r\n\r\n${small}`,
     );
