@@ -13,9 +13,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChildServer, type ChildServer } from '../helpers/child-server.ts';
-import { browserMissing, launchBrowser, openConsole, screenshot } from '../helpers/console.ts';
+import {
+  browserMissing,
+  launchBrowser,
+  openConsole,
+  screenshot,
+  eventually,
+} from '../helpers/console.ts';
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.ts';
 import { runLangchainOpenInference } from '../helpers/producers/langchain-openinference.ts';
@@ -87,7 +93,7 @@ describe.skipIf(browserMissing)('the Context rot alert page in chromium', () => 
     await runLangchainOpenInference(opts);
     await runLangfuse(opts);
     // every exported call stored: each producer's loop (8 calls) and finding (2 calls) sessions
-    await vi.waitFor(
+    await eventually(
       async () => {
         const list = await get<{ items: Array<{ calls: number }> }>('/api/conversations');
         expect(list.items.map((c) => c.calls).sort((a, b) => a - b)).toEqual([2, 2, 8, 8]);
@@ -204,14 +210,14 @@ describe.skipIf(browserMissing)('the Context rot alert page in chromium', () => 
     server.process.kill('SIGTERM');
     await server.exited;
     server = await start(true);
-    await vi.waitFor(async () => expect(await storedCounts()).toEqual(preview), {
+    await eventually(async () => expect(await storedCounts()).toEqual(preview), {
       timeout: 60_000,
       interval: 250,
     });
     // ...and its critical findings went to the channel
     const critical = Object.values(preview).reduce((n, c) => n + c.critical, 0);
     expect(critical).toBeGreaterThan(0);
-    await vi.waitFor(() => expect(hook.requests.length).toBeGreaterThanOrEqual(1 + critical), {
+    await eventually(() => expect(hook.requests.length).toBeGreaterThanOrEqual(1 + critical), {
       timeout: 30_000,
       interval: 250,
     });

@@ -11,7 +11,7 @@
  * - The colours come from the workspace's knobs: moving usageThreshold / usageCritical moves them.
  */
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendClaudeCodeCapture } from '../helpers/claude-code-capture.ts';
 import {
   browserMissing,
@@ -20,6 +20,7 @@ import {
   screenshot,
   startConsoleServer,
   type ConsoleServer,
+  eventually,
 } from '../helpers/console.ts';
 
 interface Strip {
@@ -48,7 +49,7 @@ describe.skipIf(browserMissing)('a real Claude Code session on the strip, in chr
 
   async function strip(conversation: string, detector: string): Promise<Strip> {
     let body: Strip | undefined;
-    await vi.waitFor(
+    await eventually(
       async () => {
         const response = await fetch(`${rotscope.url}/api/conversations/${conversation}/strip`);
         body = (await response.json()) as Strip;

@@ -6,13 +6,14 @@
  * actions.
  */
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   browserMissing,
   launchBrowser,
   openConsole,
   startConsoleServer,
   type ConsoleServer,
+  eventually,
 } from '../helpers/console.ts';
 
 describe.skipIf(browserMissing)('console shell in chromium', () => {
@@ -58,7 +59,7 @@ describe.skipIf(browserMissing)('console shell in chromium', () => {
       admin = await rotscope.createToken('admin');
       read = await rotscope.createToken('read', admin);
       // the server re-checks "open" every 2 s: wait until it asks for a token
-      await vi.waitFor(
+      await eventually(
         async () => expect((await fetch(`${rotscope.url}/api/findings`)).status).toBe(401),
         { timeout: 20_000, interval: 200 },
       );

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import { jsonRequest, jsonSpan } from '../helpers/otlp-bodies.ts';
 import {
@@ -22,6 +22,7 @@ import {
   screenshot,
   startConsoleServer,
   type ConsoleServer,
+  eventually,
 } from '../helpers/console.ts';
 
 const REAL = fileURLToPath(
@@ -136,7 +137,7 @@ describe.skipIf(browserMissing)("a conversation's project in the console", () =>
     const search = page.getByLabel('Search by id');
     await search.fill('payments-api');
     await search.press('Enter');
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect(
         await page
           .locator('tr[data-conversation]')
@@ -158,11 +159,11 @@ describe.skipIf(browserMissing)("a conversation's project in the console", () =>
     await screenshot(page, 'conversation-project');
 
     await page.goto(`${rotscope.url}/#/conversations/conv-ledger`);
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect(await fact.textContent()).toBe('git@github.com:acme/ledger.git'),
     );
     await page.goto(`${rotscope.url}/#/conversations/conv-nowhere`);
-    await vi.waitFor(async () => expect(await fact.textContent()).toBe('–'));
+    await eventually(async () => expect(await fact.textContent()).toBe('–'));
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   browserMissing,
   launchBrowser,
@@ -15,6 +15,7 @@ import {
   screenshot,
   startConsoleServer,
   type ConsoleServer,
+  eventually,
 } from '../helpers/console.ts';
 
 const CAPTURE = new URL(
@@ -42,7 +43,7 @@ describe.skipIf(browserMissing)('a drop across runs in chromium', () => {
       body: readFileSync(CAPTURE),
     });
     expect(posted.status).toBe(200);
-    lost = await vi.waitFor(
+    lost = await eventually(
       async () => {
         const response = await fetch(`${rotscope.url}/api/findings?detector=history_lost`);
         const found = ((await response.json()) as { items: Finding[] }).items[0];

@@ -9,7 +9,7 @@
  */
 import { SpanKind } from '@opentelemetry/api';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   browserMissing,
   launchBrowser,
@@ -17,6 +17,7 @@ import {
   screenshot,
   startConsoleServer,
   type ConsoleServer,
+  eventually,
 } from '../helpers/console.ts';
 import { genAiChatAttributes, tracerProvider } from '../helpers/otel.ts';
 
@@ -68,14 +69,14 @@ describe.skipIf(browserMissing)(
       admin = await rotscope.createToken('admin');
       read = await rotscope.createToken('read', admin);
       // the server re-checks "open" within a second: wait until a request without a token is refused
-      await vi.waitFor(
+      await eventually(
         async () => expect((await fetch(`${rotscope.url}/api/findings`)).status).toBe(401),
         { timeout: 20_000, interval: 200 },
       );
       await exportSpans(rotscope.url, 3); // no Authorization header at all
       await exportSpans(rotscope.url, 1, read); // a read token cannot send
       // counted in the database within a second
-      await vi.waitFor(
+      await eventually(
         async () => {
           const response = await fetch(`${rotscope.url}/api/coverage`, {
             headers: { authorization: `Bearer ${admin}` },

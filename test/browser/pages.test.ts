@@ -8,7 +8,7 @@
  */
 import { SpanKind, context, trace, type Tracer } from '@opentelemetry/api';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   browserMissing,
   launchBrowser,
@@ -16,6 +16,7 @@ import {
   screenshot,
   startConsoleServer,
   type ConsoleServer,
+  eventually,
 } from '../helpers/console.ts';
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.ts';
@@ -104,7 +105,7 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
     });
     await runClaudeCode({ rotscopeUrl: rotscope.url, llmUrl: llm.url });
     // the two gpt-4o findings and Claude Code's three (too full, compacted, cut off)
-    await vi.waitFor(
+    await eventually(
       async () => {
         findings = (await get<{ items: ApiFinding[] }>('/api/findings?limit=200')).items;
         expect(findings.length).toBeGreaterThanOrEqual(5);
@@ -135,12 +136,12 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
     await page.getByLabel('Detector').selectOption('history_lost');
     const lost = findings.filter((f) => f.detector === 'history_lost');
     expect(lost.length).toBeGreaterThanOrEqual(2); // gpt-4o lost, Claude Code compacted
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect(await rowIds(page, 'data-finding')).toEqual(lost.map((f) => f.id)),
     );
     await page.getByLabel('Severity').selectOption('warning');
     const lostWarnings = lost.filter((f) => f.severity === 'warning');
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect(await rowIds(page, 'data-finding')).toEqual(lostWarnings.map((f) => f.id)),
     );
     expect(page.url()).toContain('detector=history_lost');
@@ -151,21 +152,21 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
     await page.getByLabel('Model').press('Enter');
     const gpt = findings.filter((f) => f.model === 'gpt-4o');
     expect(gpt.length).toBeGreaterThanOrEqual(2);
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect(await rowIds(page, 'data-finding')).toEqual(gpt.map((f) => f.id)),
     );
     await page.getByLabel('Time').selectOption('1h');
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect(await rowIds(page, 'data-finding')).toEqual(gpt.map((f) => f.id)),
     );
     await screenshot(page, 'findings');
 
     // two a page, following the API's cursor
     await page.goto(`${rotscope.url}/#/findings?limit=2`);
-    await vi.waitFor(async () => expect(await rowIds(page, 'data-finding')).toHaveLength(2));
+    await eventually(async () => expect(await rowIds(page, 'data-finding')).toHaveLength(2));
     for (let shown = 2; shown < findings.length; shown += 2) {
       await page.getByRole('button', { name: 'Older findings' }).click();
-      await vi.waitFor(async () =>
+      await eventually(async () =>
         expect(await rowIds(page, 'data-finding')).toHaveLength(
           Math.min(shown + 2, findings.length),
         ),
@@ -177,7 +178,7 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
     // a row's summary opens its run with the finding selected
     const first = findings[0]!;
     await page.locator(`tr[data-finding="${first.id}"] td:nth-child(4) a`).click();
-    await vi.waitFor(() =>
+    await eventually(() =>
       expect(decodeURIComponent(page.url())).toContain(`#/runs/${first.runId}?finding=${first.id}`),
     );
 
@@ -185,13 +186,13 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
     const target = lost[0]!;
     await page.goto(`${rotscope.url}/#/coverage`);
     await page.goto(`${rotscope.url}/#/findings/${target.id}`);
-    await vi.waitFor(() =>
+    await eventually(() =>
       expect(decodeURIComponent(page.url())).toContain(
         `#/runs/${target.runId}?finding=${target.id}`,
       ),
     );
     await page.goBack();
-    await vi.waitFor(() => expect(page.url()).toContain('#/coverage'));
+    await eventually(() => expect(page.url()).toContain('#/coverage'));
 
     await page.goto(`${rotscope.url}/#/findings/999999`);
     await page.getByRole('alert').getByText('no finding "999999"').waitFor();
@@ -230,7 +231,7 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
 
     await page.getByLabel('Search by id').fill('history');
     await page.getByLabel('Search by id').press('Enter');
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect(await rowIds(page, 'data-conversation')).toEqual(['history-lost']),
     );
     await page.getByLabel('Search by id').fill('no-such-conversation');
@@ -241,7 +242,7 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
     await page.goto(`${rotscope.url}/#/conversations/${TOOLS_SESSION}`);
     await page.locator('.streams-table').getByText(SUBAGENT_ID).waitFor();
     await page.locator('.runs-table a').first().click();
-    await vi.waitFor(() => expect(page.url()).toContain(`#/runs/${TOOLS_SESSION}`));
+    await eventually(() => expect(page.url()).toContain(`#/runs/${TOOLS_SESSION}`));
     await context.close();
   });
 
@@ -330,7 +331,7 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
     expect(put.status).toBe(200);
     await sendConversations(rotscope.url, { 'lost-again': [60_000, 15_000] });
     await receiver.waitFor(2, 60_000);
-    await vi.waitFor(
+    await eventually(
       async () => {
         await card.getByRole('button', { name: 'Refresh' }).click();
         await card.locator('tr[data-delivery]').first().waitFor({ timeout: 2_000 });
@@ -351,7 +352,7 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
 
     beforeAll(async () => {
       admin = await rotscope.createToken('admin');
-      await vi.waitFor(
+      await eventually(
         async () => expect((await fetch(`${rotscope.url}/api/findings`)).status).toBe(401),
         { timeout: 20_000, interval: 200 },
       );
@@ -428,8 +429,8 @@ describe.skipIf(browserMissing)('console pages in chromium', { timeout: 180_000 
       // revoked by the admin: gone from the list, and it no longer signs in
       page.once('dialog', (dialog) => void dialog.accept());
       await row.getByRole('button', { name: /^Revoke/ }).click();
-      await vi.waitFor(async () => expect(await row.count()).toBe(0));
-      await vi.waitFor(
+      await eventually(async () => expect(await row.count()).toBe(0));
+      await eventually(
         async () => {
           const again = await signIn(read);
           try {

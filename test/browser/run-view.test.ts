@@ -6,7 +6,7 @@
  * content on the dropped messages' text is shown; a compacted drop is styled as info.
  */
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   browserMissing,
   launchBrowser,
@@ -14,6 +14,7 @@ import {
   screenshot,
   startConsoleServer,
   type ConsoleServer,
+  eventually,
 } from '../helpers/console.ts';
 import {
   COMPACTED,
@@ -41,7 +42,7 @@ describe.skipIf(browserMissing)('run view in chromium', () => {
   const drops = new Map<string, StripFinding>();
 
   async function dropOf(conversation: string): Promise<StripFinding> {
-    await vi.waitFor(
+    await eventually(
       async () => {
         const response = await fetch(`${rotscope.url}/api/conversations/${conversation}/strip`);
         const body = (await response.json()) as { findings?: StripFinding[] };
@@ -112,7 +113,7 @@ describe.skipIf(browserMissing)('run view in chromium', () => {
     await page.getByRole('tooltip').getByText('sub-agent ledger-researcher').waitFor();
 
     await drop.click();
-    await vi.waitFor(() =>
+    await eventually(() =>
       expect(page.url()).toContain(`finding=${drops.get(LOST_WITH_CONTENT)!.findingId}`),
     );
     const panel = page.getByRole('region', { name: 'What was lost' });

@@ -6,7 +6,7 @@
  * and the window override that fixes it, with no telemetry advice.
  */
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   browserMissing,
   launchBrowser,
@@ -14,6 +14,7 @@ import {
   screenshot,
   startConsoleServer,
   type ConsoleServer,
+  eventually,
 } from '../helpers/console.ts';
 import { jsonRequest, jsonSpan } from '../helpers/otlp-bodies.ts';
 
@@ -75,7 +76,7 @@ describe.skipIf(browserMissing)('a model no source knows, in the console', () =>
     );
 
     // the evaluator judged the calls blind: Coverage names the model, the calls and the setting
-    await vi.waitFor(
+    await eventually(
       async () => {
         await page.goto(`${rotscope.url}/#/coverage`);
         const hint = page.locator('tr[data-detector="context_too_full"] td.hint');

@@ -11,6 +11,7 @@
  * Without /usr/bin/chromium the browser suites are skipped with a message, unless
  * ROTSCOPE_REQUIRE_BROWSER=1 (set by .ci/run, which installs chromium), where they fail.
  */
+import { vi } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -140,3 +141,12 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/**
+ * `vi.waitFor` with room for a loaded machine: its default gives a page 1 s to render what a
+ * step asks for, which CI's busiest minutes (every project on two cores) went past.
+ */
+export const eventually = <T>(
+  check: () => T | Promise<T>,
+  options: { timeout?: number; interval?: number } = {},
+) => vi.waitFor(check, { timeout: 15_000, interval: 50, ...options });
