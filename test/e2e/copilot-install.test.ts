@@ -38,7 +38,12 @@ afterEach(() => rmSync(home, { recursive: true, force: true }));
 
 function run(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [BIN, 'copilot', ...args], {
-    env: { PATH: process.env.PATH, HOME: home, ROTSCOPE_FROM_SOURCE: '1', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
+      ...env,
+    },
     encoding: 'utf8',
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };

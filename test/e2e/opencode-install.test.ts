@@ -30,7 +30,12 @@ afterEach(() => rmSync(home, { recursive: true, force: true }));
 function run(args: string[], env: Record<string, string> = {}, cwd = home) {
   const r = spawnSync(process.execPath, [BIN, 'opencode', ...args], {
     cwd,
-    env: { PATH: process.env.PATH, HOME: home, ROTSCOPE_FROM_SOURCE: '1', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
+      ...env,
+    },
     encoding: 'utf8',
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };

@@ -44,7 +44,11 @@ afterEach(() => rmSync(home, { recursive: true, force: true }));
 function run(args: string[], cwd = home) {
   const r = spawnSync(process.execPath, [BIN, 'qwen', ...args], {
     cwd,
-    env: { PATH: process.env.PATH, HOME: home, ROTSCOPE_FROM_SOURCE: '1' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
+    },
     encoding: 'utf8',
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };

@@ -320,7 +320,7 @@ export async function startCopilotSession(options: CopilotSessionOptions): Promi
               OTLP_PORT: '{{otlp}}',
               ROTSCOPE_NODE: process.execPath,
               ROTSCOPE_BIN,
-              ROTSCOPE_FROM_SOURCE: '1',
+              ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
             }
           : env,
         cmd,

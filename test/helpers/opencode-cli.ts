@@ -197,7 +197,7 @@ export async function startOpenCodeSession(
           OTLP_PORT: '{{otlp}}',
           NODE: process.execPath,
           ROTSCOPE_BIN,
-          ROTSCOPE_FROM_SOURCE: '1',
+          ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
           ROTSCOPE_INSTALL_TOKEN: options.viaInstall?.token ?? '',
         },
         cmd: [

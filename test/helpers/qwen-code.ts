@@ -164,7 +164,7 @@ export async function startQwenSession(options: QwenSessionOptions): Promise<Qwe
           QWEN_SETTINGS: JSON.stringify(settings, null, 2),
           OTLP_PORT: '{{otlp}}',
           ROTSCOPE_BIN,
-          ROTSCOPE_FROM_SOURCE: '1',
+          ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
         },
         cmd: [
           'sh',

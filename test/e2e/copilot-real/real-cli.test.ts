@@ -97,7 +97,7 @@ describe.skipIf(!binary || !onThisBackend)('the real GitHub Copilot CLI, end to 
     tmp = mkdtempSync(join(tmpdir(), 'rotscope-copilot-e2e-'));
     server = await startChildServer({
       ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
-      ROTSCOPE_FROM_SOURCE: '1',
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
       ROTSCOPE_EVALUATOR_QUIET_MS: '200',
     });
   }, 90_000);
@@ -151,7 +151,7 @@ describe.skipIf(!binary || !onThisBackend)('the real GitHub Copilot CLI, end to 
             env: {
               PATH: process.env.PATH,
               HOME: tmp,
-              ROTSCOPE_FROM_SOURCE: '1',
+              ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
               ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
             },
             encoding: 'utf8',

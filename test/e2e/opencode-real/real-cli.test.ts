@@ -152,7 +152,7 @@ describe.skipIf(!binary || !onThisBackend)('the real OpenCode, end to end', () =
     tmp = mkdtempSync(join(tmpdir(), 'rotscope-opencode-e2e-'));
     server = await startChildServer({
       ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
-      ROTSCOPE_FROM_SOURCE: '1',
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
       ROTSCOPE_EVALUATOR_QUIET_MS: '200',
     });
   }, 90_000);
@@ -163,37 +163,37 @@ describe.skipIf(!binary || !onThisBackend)('the real OpenCode, end to end', () =
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
+  // OpenCode exits before its exporter has sent the last spans (../shared/agents.md, "Lossy at
+  // exit"; OTEL_BSP_SCHEDULE_DELAY=100 makes it rare, and on a loaded CI machine it still
+  // happened once in three runs): a scenario whose run lost them runs once more, and each run
+  // still has to settle on exactly the scenario's findings.
   for (const scenario of SCENARIOS) {
-    it.concurrent(
-      scenario.name,
-      async () => {
-        const token = scenario.options.viaInstall?.token;
-        const headers = token === undefined ? null : await startHeaderRecorder(server.url);
-        const outcome = await runScenario(scenario, server.url, headers?.url ?? server.url).finally(
-          () => headers?.close(),
+    it.concurrent(scenario.name, { retry: 1, timeout: 600_000 }, async () => {
+      const token = scenario.options.viaInstall?.token;
+      const headers = token === undefined ? null : await startHeaderRecorder(server.url);
+      const outcome = await runScenario(scenario, server.url, headers?.url ?? server.url).finally(
+        () => headers?.close(),
+      );
+      const last = outcome.runs.at(-1);
+      expect(
+        outcome.ran,
+        `${last?.stderr.slice(-3000) ?? ''}${last?.stdout.slice(-2000) ?? ''}`,
+      ).toBe(true);
+      if (headers !== null) {
+        // the endpoint and the token reached OpenCode through the lines install printed
+        expect(new Set(headers.seen.map((r) => r.path))).toEqual(
+          new Set(['/v1/traces', '/v1/logs']),
         );
-        const last = outcome.runs.at(-1);
-        expect(
-          outcome.ran,
-          `${last?.stderr.slice(-3000) ?? ''}${last?.stdout.slice(-2000) ?? ''}`,
-        ).toBe(true);
-        if (headers !== null) {
-          // the endpoint and the token reached OpenCode through the lines install printed
-          expect(new Set(headers.seen.map((r) => r.path))).toEqual(
-            new Set(['/v1/traces', '/v1/logs']),
-          );
-          expect(new Set(headers.seen.map((r) => r.authorization))).toEqual(
-            new Set([`Bearer ${token}`]),
-          );
-        }
-        expect(
-          sorted(outcome.findings!),
-          `found ${describeSeen(outcome.findings!)}; the fake was asked:\n${outcome.requests}`,
-        ).toEqual(sorted(scenario.findings));
-        expect(outcome.stored, outcome.requests).toEqual(scenario.stored);
-      },
-      600_000,
-    );
+        expect(new Set(headers.seen.map((r) => r.authorization))).toEqual(
+          new Set([`Bearer ${token}`]),
+        );
+      }
+      expect(
+        sorted(outcome.findings!),
+        `found ${describeSeen(outcome.findings!)}; the fake was asked:\n${outcome.requests}`,
+      ).toEqual(sorted(scenario.findings));
+      expect(outcome.stored, outcome.requests).toEqual(scenario.stored);
+    });
   }
 });
 

@@ -98,7 +98,7 @@ describe.skipIf(!entry || !onThisBackend)('the real Qwen Code, end to end', () =
     tmp = mkdtempSync(join(tmpdir(), 'rotscope-qwen-e2e-'));
     server = await startChildServer({
       ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
-      ROTSCOPE_FROM_SOURCE: '1',
+      ROTSCOPE_FROM_SOURCE: process.env.ROTSCOPE_FROM_SOURCE ?? '1',
       ROTSCOPE_SPLIT_EVIDENCE_SETTLE_MS: '1500',
       ROTSCOPE_EVALUATOR_QUIET_MS: '200',
     });
