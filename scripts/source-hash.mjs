@@ -3,7 +3,7 @@
 // child processes from dist/ only while that file matches the checkout (else through tsx from
 // src/, so a test never runs a stale build). Hashing the ~300 files takes a few milliseconds.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.statusline.json'];
@@ -11,26 +11,11 @@ const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.statusl
 /** Every file under `path` (or `path` itself), sorted. */
 function filesUnder(path) {
   if (!existsSync(path)) return [];
-  const found = [];
-  const walk = (dir) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) found.push(full);
-    }
-  };
-  if (isDir(path)) walk(path);
-  else found.push(path);
-  return found.sort();
-}
-
-function isDir(path) {
-  try {
-    readdirSync(path);
-    return true;
-  } catch {
-    return false;
-  }
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
 }
 
 /** sha256 over each input file's path and content, in a fixed order. */
