@@ -39,6 +39,7 @@ const FORMAT_NAMES: Record<InputFormat, string> = {
   claude_code_transcript: 'Claude Code transcript',
   codex_session: 'Codex session file',
   copilot_session: 'Copilot CLI session file',
+  gemini_session: 'Gemini CLI chat file',
   qwen_session: 'Qwen Code session file',
   otlp_json: 'OTLP/JSON',
 };
@@ -60,7 +61,9 @@ export const ANALYZE_USAGE = `Usage: rotscope analyze FILE... [--json] [--fail-o
 
 Runs the context-rot detectors on Claude Code transcripts (.jsonl), Codex session files
 ($CODEX_HOME/sessions/**/rollout-*.jsonl), Qwen Code session files
-(~/.qwen/projects/*/chats/*.jsonl) and OTLP/JSON trace
+(~/.qwen/projects/*/chats/*.jsonl), Gemini CLI chat files
+(~/.gemini/tmp/*/chats/session-*.jsonl), Copilot CLI session files
+(~/.copilot/session-state/*/events.jsonl) and OTLP/JSON trace
 files (one ExportTraceServiceRequest, an array of them, a Tempo export with "batches", or
 JSON lines), without a server or database.
 

@@ -25,6 +25,8 @@ const EVIDENCE_WORDS: Record<CompactionEvidence, string> = {
   claude_code_event: 'Claude Code’s compaction event',
   claude_code_side_call: 'Claude Code’s compaction request',
   gemini_cli_event: 'Gemini CLI’s history compression or tool-output masking event',
+  gemini_cli_session:
+    'Gemini CLI’s chat file (the state snapshot that opens the compressed history)',
   qwen_code_event: 'Qwen Code’s chat compression event',
   qwen_code_session: 'Qwen Code’s session file (its chat_compression record)',
   transcript_boundary: 'the compaction boundary in the transcript',

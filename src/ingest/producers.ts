@@ -5,6 +5,7 @@
 import { CODEX_PRODUCER, CODEX_TOOL_RESULT_SOURCE } from './codex.ts';
 import { CODEX_SESSION_PRODUCER } from './codex-sessions.ts';
 import { COPILOT_SESSION_PRODUCER } from './copilot-sessions.ts';
+import { GEMINI_SESSION_PRODUCER } from './gemini-sessions.ts';
 
 /** Claude Code's producers: spans (`claude_code`) and log events (`claude_code_log`). */
 export const CLAUDE_CODE_PRODUCERS: readonly string[] = ['claude_code', 'claude_code_log'];
@@ -58,4 +59,7 @@ export const IMPORT_CALL_PRODUCERS: readonly string[] = [
   COPILOT_SESSION_PRODUCER,
   // Qwen Code session files (./qwen-sessions.ts): the request id is the response id
   'qwen_code_session',
+  // Gemini CLI chat files (./gemini-sessions.ts): no request id; a session telemetry stored is
+  // not taken from its file again (src/receiver/pipeline.ts)
+  GEMINI_SESSION_PRODUCER,
 ];

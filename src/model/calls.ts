@@ -156,6 +156,7 @@ export type CompactionEvidence =
   | 'claude_code_event'
   | 'claude_code_side_call'
   | 'gemini_cli_event'
+  | 'gemini_cli_session'
   | 'qwen_code_event'
   | 'qwen_code_session'
   | 'transcript_boundary';

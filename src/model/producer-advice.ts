@@ -21,6 +21,7 @@ const AGENT_OF: Record<string, Agent> = {
   codex: 'codex',
   codex_session: 'codex',
   gemini_cli: 'gemini_cli',
+  gemini_cli_session: 'gemini_cli',
   copilot_cli: 'copilot_cli',
   copilot_session: 'copilot_cli',
   opencode: 'opencode',

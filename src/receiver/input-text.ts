@@ -1,7 +1,7 @@
 /**
  * How `rotscope import` and `rotscope analyze` tell an input file's text apart and normalize it
  * (a Claude Code transcript, JSONL; a Codex session file, `rollout-*.jsonl`,
- * src/ingest/codex-sessions.ts; OTLP/JSON traces: a request, an array of them, a Tempo export,
+ * src/ingest/codex-sessions.ts; Copilot CLI's, Qwen Code's and Gemini CLI's session files; OTLP/JSON traces: a request, an array of them, a Tempo export,
  * JSON lines), by its first record; anything else is refused with the same message. Shared by
  * the command, which reads the files (src/cli/input-file.ts), and the server that `rotscope
  * import` sends their text to beside it (POST /api/import).
@@ -25,10 +25,20 @@ import {
   normalizeCopilotSession,
 } from '../ingest/copilot-sessions.ts';
 
+import {
+  isGeminiSessionEntry,
+  isGeminiSessionPath,
+  normalizeGeminiSession,
+} from '../ingest/gemini-sessions.ts';
 import { isQwenSessionEntry, normalizeQwenSession } from '../ingest/qwen-sessions.ts';
 
 export type InputFormat =
-  'claude_code_transcript' | 'codex_session' | 'copilot_session' | 'qwen_session' | 'otlp_json';
+  | 'claude_code_transcript'
+  | 'codex_session'
+  | 'copilot_session'
+  | 'gemini_session'
+  | 'qwen_session'
+  | 'otlp_json';
 
 /** One input file, normalized. */
 export interface InputFile {
@@ -57,6 +67,7 @@ function formatOfRecord(v: unknown): Format | null {
   if (isCodexSessionEntry(v)) return 'codex_session';
   if (isCopilotSessionEntry(v)) return 'copilot_session';
   if (isQwenSessionEntry(v)) return 'qwen_session';
+  if (isGeminiSessionEntry(v)) return 'gemini_session';
   return typeof v.type === 'string' ? 'claude_code_transcript' : null;
 }
 
@@ -106,11 +117,13 @@ export function readInputText(
       ? 'codex_session'
       : isCopilotSessionPath(path) && text.trim() === ''
         ? 'copilot_session'
-        : inputFormatOf(text);
+        : isGeminiSessionPath(path) && text.trim() === ''
+          ? 'gemini_session'
+          : inputFormatOf(text);
   if (format === null) {
     return {
       ok: false,
-      error: `${path}: neither OTLP/JSON traces, a Claude Code transcript nor a Codex session file`,
+      error: `${path}: neither OTLP/JSON traces, a Claude Code transcript nor an agent's session file (Codex, Copilot CLI, Gemini CLI, Qwen Code)`,
     };
   }
   if (format === 'codex_session') {
@@ -119,6 +132,10 @@ export function readInputText(
   }
   if (format === 'copilot_session') {
     const normalized = normalizeCopilotSession(text, ctx, path);
+    return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
+  }
+  if (format === 'gemini_session') {
+    const normalized = normalizeGeminiSession(text, ctx);
     return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
   }
   if (format === 'qwen_session') {

@@ -49,6 +49,9 @@ import {
   isGeminiCall,
   joinPendingGeminiResponses,
 } from './gemini.ts';
+import { GEMINI_PRODUCER } from '../ingest/gemini.ts';
+import { GEMINI_SESSION_PRODUCER } from '../ingest/gemini-sessions.ts';
+import { conversationsWithCallsOf } from '../store/gemini.ts';
 import { applyQwenLogBatch, applyQwenSpanBatch, isQwenCall, qwenEvidenceKeys } from './qwen.ts';
 
 export interface IngestOutcome {
@@ -265,17 +268,19 @@ export class IngestPipeline {
         ...normalized.calls.map((call) => `conversation:${workspaceId}:${call.conversationId}`),
       ],
       run: async (tx) => {
-        merged.merged = 0;
-        const calls = await insertCalls(tx, normalized.calls, this.#precedence, merged);
-        calls.push(...(await withReportedWindows(tx.db, workspaceId, normalized.calls)));
-        await insertToolResults(tx, normalized.toolResults);
-        const compactions = await insertCompactions(tx.db, normalized.compactions);
+        // a Gemini CLI chat file's calls of a session telemetry stored count as merged
+        const kept = await withoutSessionsTelemetryHas(tx.db, workspaceId, normalized);
+        merged.merged = normalized.calls.length - kept.calls.length;
+        const calls = await insertCalls(tx, kept.calls, this.#precedence, merged);
+        calls.push(...(await withReportedWindows(tx.db, workspaceId, kept.calls)));
+        await insertToolResults(tx, kept.toolResults);
+        const compactions = await insertCompactions(tx.db, kept.compactions);
         const { historyBeforeNs } = options;
         const marks = [...calls, ...compactions];
         tx.conversations.note(
           workspaceId,
           historyBeforeNs === undefined ? marks : marks.map((m) => ({ ...m, historyBeforeNs })),
-          normalized.projects,
+          kept.projects,
         );
         if (options.holdEvaluationMs !== undefined)
           tx.conversations.hold(
@@ -292,6 +297,32 @@ export class IngestPipeline {
   context(workspaceId: string): Promise<NormalizeContext> {
     return this.#context(workspaceId);
   }
+}
+
+/**
+ * A Gemini CLI chat file's sessions that its telemetry stored already, left out: their calls
+ * share no id (src/ingest/gemini-sessions.ts), so the file would count each call twice.
+ */
+async function withoutSessionsTelemetryHas(
+  db: Db,
+  workspaceId: string,
+  normalized: Normalized,
+): Promise<Normalized> {
+  const fromFile = normalized.calls.filter((c) => c.producer === GEMINI_SESSION_PRODUCER);
+  if (fromFile.length === 0) return normalized;
+  const seen = await conversationsWithCallsOf(
+    db,
+    workspaceId,
+    [...new Set(fromFile.map((c) => c.conversationId))],
+    GEMINI_PRODUCER,
+  );
+  if (seen.size === 0) return normalized;
+  return {
+    ...normalized,
+    calls: normalized.calls.filter((c) => !seen.has(c.conversationId)),
+    compactions: normalized.compactions.filter((c) => !seen.has(c.conversationId)),
+    toolResults: normalized.toolResults.filter((r) => !seen.has(r.conversationId)),
+  };
 }
 
 /**
