@@ -21,6 +21,7 @@ import {
   LOGGED_TOOL_RESULT_PRODUCERS,
   LOGGED_TOOL_RESULT_SOURCES,
   LOG_CALL_PRODUCERS,
+  SESSION_COUNTED_PRODUCERS,
   SPLIT_EVIDENCE_PRODUCERS,
 } from '../ingest/producers.ts';
 import type { LlmCall, Normalized } from '../model/calls.ts';
@@ -49,9 +50,7 @@ import {
   isGeminiCall,
   joinPendingGeminiResponses,
 } from './gemini.ts';
-import { GEMINI_PRODUCER } from '../ingest/gemini.ts';
-import { GEMINI_SESSION_PRODUCER } from '../ingest/gemini-sessions.ts';
-import { conversationsWithCallsOf } from '../store/gemini.ts';
+import { conversationsWithCallsOf } from '../store/conversations-of.ts';
 import { applyQwenLogBatch, applyQwenSpanBatch, isQwenCall, qwenEvidenceKeys } from './qwen.ts';
 
 export interface IngestOutcome {
@@ -268,7 +267,7 @@ export class IngestPipeline {
         ...normalized.calls.map((call) => `conversation:${workspaceId}:${call.conversationId}`),
       ],
       run: async (tx) => {
-        // a Gemini CLI chat file's calls of a session telemetry stored count as merged
+        // a session file's calls of a session its telemetry stored count as merged
         const kept = await withoutSessionsTelemetryHas(tx.db, workspaceId, normalized);
         merged.merged = normalized.calls.length - kept.calls.length;
         const calls = await insertCalls(tx, kept.calls, this.#precedence, merged);
@@ -300,22 +299,27 @@ export class IngestPipeline {
 }
 
 /**
- * A Gemini CLI chat file's sessions that its telemetry stored already, left out: their calls
- * share no id (src/ingest/gemini-sessions.ts), so the file would count each call twice.
+ * The sessions of a session file whose calls share no id with the agent's telemetry (Gemini CLI's
+ * chat files: `countedOnce: session` in its profile, src/model/agents/) that the telemetry stored
+ * already, left out: the file would count each of their calls twice.
  */
 async function withoutSessionsTelemetryHas(
   db: Db,
   workspaceId: string,
   normalized: Normalized,
 ): Promise<Normalized> {
-  const fromFile = normalized.calls.filter((c) => c.producer === GEMINI_SESSION_PRODUCER);
-  if (fromFile.length === 0) return normalized;
-  const seen = await conversationsWithCallsOf(
-    db,
-    workspaceId,
-    [...new Set(fromFile.map((c) => c.conversationId))],
-    GEMINI_PRODUCER,
-  );
+  const seen = new Set<string>();
+  for (const [fileProducer, telemetryProducer] of SESSION_COUNTED_PRODUCERS) {
+    const fromFile = normalized.calls.filter((c) => c.producer === fileProducer);
+    if (fromFile.length === 0) continue;
+    const stored = await conversationsWithCallsOf(
+      db,
+      workspaceId,
+      [...new Set(fromFile.map((c) => c.conversationId))],
+      telemetryProducer,
+    );
+    for (const id of stored) seen.add(id);
+  }
   if (seen.size === 0) return normalized;
   return {
     ...normalized,

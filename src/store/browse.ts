@@ -4,7 +4,7 @@
  */
 import { guardSummaries, type GuardSummary } from './guard-decisions.ts';
 import { projectsOf } from './conversations.ts';
-import { AGENT_NAMES, agentOf } from '../model/producer-advice.ts';
+import { agentName, agentOf } from '../model/producer-advice.ts';
 import { sql } from 'kysely';
 import type { Compaction, LlmCall } from '../model/calls.ts';
 import { nsToIso } from '../model/telemetry.ts';
@@ -192,7 +192,7 @@ export async function listConversations(
 function agentLabel(producers: readonly string[], version: string | null): string | null {
   const agent = producers.map(agentOf).find((found) => found !== undefined);
   if (agent === undefined) return null;
-  return version ? `${AGENT_NAMES[agent]} ${version}` : AGENT_NAMES[agent];
+  return version ? `${agentName(agent)} ${version}` : agentName(agent);
 }
 
 /** The streams and the first runs of each of these conversations. */

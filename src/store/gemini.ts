@@ -194,26 +194,3 @@ export async function loggedResultsSince(
      GROUP BY tool_name`.execute(db);
   return Object.fromEntries(rows.rows.map((r) => [r.tool_name, Number(r.chars)]));
 }
-
-/**
- * The conversations among `conversationIds` whose calls telemetry stored (producer `producer`):
- * a Gemini CLI chat file's calls share no id with its telemetry's, so a session is taken from
- * one of the two (src/ingest/gemini-sessions.ts).
- */
-export async function conversationsWithCallsOf(
-  db: Db,
-  workspaceId: string,
-  conversationIds: readonly string[],
-  producer: string,
-): Promise<Set<string>> {
-  if (conversationIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('llm_calls')
-    .select('conversation_id')
-    .distinct()
-    .where('workspace_id', '=', workspaceId)
-    .where('conversation_id', 'in', [...conversationIds])
-    .where('producer', '=', producer)
-    .execute();
-  return new Set(rows.map((r) => r.conversation_id));
-}
