@@ -48,6 +48,11 @@ export interface LogBatch {
   qwen?: QwenLogBatch | null;
 }
 
+/** A reported cost in dollars: a finite number ≥ 0, else null (never a guess). */
+function cost(value: number | null): number | null {
+  return value !== null && Number.isFinite(value) && value >= 0 ? value : null;
+}
+
 function hasGenAiAttr(log: LogRecord): boolean {
   for (const k in log.attributes) if (k.startsWith('gen_ai.')) return true;
   return false;
@@ -154,6 +159,8 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
         maxOutputTokens: null,
         parts: null,
         compacted: false,
+        // what Claude Code says the request cost (conventions §5.3); never priced here
+        costUsd: cost(num(a, 'cost_usd')),
       });
       if (sideCall !== null && requestId !== null) sideCalls.push({ requestId, reason: sideCall });
       // A `compact` side call is the summarising request of a compaction that the `compaction`
