@@ -53,8 +53,14 @@ const TOTAL = [...COSTS.values()].reduce((a, b) => a + b, 0);
 
 const ORDERS: Record<string, string[]> = {
   'as captured': FILES,
-  'logs first': [...FILES.filter((f) => f.includes('-logs')), ...FILES.filter((f) => !f.includes('-logs'))],
-  'spans first': [...FILES.filter((f) => !f.includes('-logs')), ...FILES.filter((f) => f.includes('-logs'))],
+  'logs first': [
+    ...FILES.filter((f) => f.includes('-logs')),
+    ...FILES.filter((f) => !f.includes('-logs')),
+  ],
+  'spans first': [
+    ...FILES.filter((f) => !f.includes('-logs')),
+    ...FILES.filter((f) => f.includes('-logs')),
+  ],
 };
 
 describe.each(Object.entries(ORDERS))('cost of a real Claude Code session, sent %s', (_, order) => {
@@ -116,12 +122,16 @@ describe.each(Object.entries(ORDERS))('cost of a real Claude Code session, sent 
 
   it('sums it as costUsd on the conversation in the list and the detail; null without a reported cost', async () => {
     const list = await get('/api/conversations');
-    const byId = new Map(list.items.map((c: { id: string; costUsd: number | null }) => [c.id, c.costUsd]));
+    const byId = new Map(
+      list.items.map((c: { id: string; costUsd: number | null }) => [c.id, c.costUsd]),
+    );
     expect(byId.get(SESSION)).toBeCloseTo(TOTAL, 12);
     expect(byId.get('conv-library')).toBeNull();
     const detail = await get(`/api/conversations/${SESSION}`);
     expect(detail.costUsd).toBeCloseTo(TOTAL, 12);
-    expect(detail.calls.filter((c: { costUsd?: number }) => c.costUsd !== undefined)).toHaveLength(9);
+    expect(detail.calls.filter((c: { costUsd?: number }) => c.costUsd !== undefined)).toHaveLength(
+      9,
+    );
     expect((await get('/api/conversations/conv-library')).costUsd).toBeNull();
   });
 });

@@ -77,9 +77,24 @@ beforeAll(async () => {
   await db.insertInto('workspaces').values({ id: 'other' }).execute();
   // A: gpt-4o two days ago; 100k and 120k of 128k are over 0.7 (89,600), 50k is not
   await insert([
-    at('conv-a', daysAgo(2), 0, { requestModel: 'gpt-4o', responseModel: 'gpt-4o', context: 50_000, window: 128_000 }),
-    at('conv-a', daysAgo(2), 1, { requestModel: 'gpt-4o', responseModel: 'gpt-4o', context: 100_000, window: 128_000 }),
-    at('conv-a', daysAgo(2), 2, { requestModel: 'gpt-4o', responseModel: 'gpt-4o', context: 120_000, window: 128_000 }),
+    at('conv-a', daysAgo(2), 0, {
+      requestModel: 'gpt-4o',
+      responseModel: 'gpt-4o',
+      context: 50_000,
+      window: 128_000,
+    }),
+    at('conv-a', daysAgo(2), 1, {
+      requestModel: 'gpt-4o',
+      responseModel: 'gpt-4o',
+      context: 100_000,
+      window: 128_000,
+    }),
+    at('conv-a', daysAgo(2), 2, {
+      requestModel: 'gpt-4o',
+      responseModel: 'gpt-4o',
+      context: 120_000,
+      window: 128_000,
+    }),
   ]);
   await finding('conv-a', 'context_too_full');
   await finding('conv-a', 'output_cut_off');
@@ -88,19 +103,32 @@ beforeAll(async () => {
   // model (the key is the first MAIN call's model), and a call without a window adds nothing
   await insert([
     at('conv-b', daysAgo(2, 11), 0, {
-      producer: 'claude_code_log', agentVersion: '2.1.332', sideCall: 'title',
-      requestModel: 'claude-haiku-4-5', responseModel: 'claude-haiku-4-5',
-      context: 190_000, window: 200_000, costUsd: 0.125,
+      producer: 'claude_code_log',
+      agentVersion: '2.1.332',
+      sideCall: 'title',
+      requestModel: 'claude-haiku-4-5',
+      responseModel: 'claude-haiku-4-5',
+      context: 190_000,
+      window: 200_000,
+      costUsd: 0.125,
     }),
     at('conv-b', daysAgo(2, 11), 1, {
-      producer: 'claude_code_log', agentVersion: '2.1.332',
-      requestModel: 'claude-sonnet-4-6', responseModel: 'claude-sonnet-4-6',
-      context: 150_000, window: 200_000, costUsd: 0.25,
+      producer: 'claude_code_log',
+      agentVersion: '2.1.332',
+      requestModel: 'claude-sonnet-4-6',
+      responseModel: 'claude-sonnet-4-6',
+      context: 150_000,
+      window: 200_000,
+      costUsd: 0.25,
     }),
     at('conv-b', daysAgo(2, 11), 2, {
-      producer: 'claude_code_log', agentVersion: '2.1.332',
-      requestModel: 'claude-sonnet-4-6', responseModel: 'claude-sonnet-4-6',
-      context: 200_000, window: null, costUsd: 0.5,
+      producer: 'claude_code_log',
+      agentVersion: '2.1.332',
+      requestModel: 'claude-sonnet-4-6',
+      responseModel: 'claude-sonnet-4-6',
+      context: 200_000,
+      window: null,
+      costUsd: 0.5,
     }),
   ]);
   await db
@@ -109,7 +137,14 @@ beforeAll(async () => {
     .execute();
   await finding('conv-b', 'history_lost');
   // C: gpt-4o yesterday, under the threshold
-  await insert([at('conv-c', daysAgo(1), 0, { requestModel: 'gpt-4o', responseModel: 'gpt-4o', context: 10_000, window: 128_000 })]);
+  await insert([
+    at('conv-c', daysAgo(1), 0, {
+      requestModel: 'gpt-4o',
+      responseModel: 'gpt-4o',
+      context: 10_000,
+      window: 128_000,
+    }),
+  ]);
   await finding('conv-c', 'tool_takeover');
   // D: begun 40 days ago, a call yesterday too: outside a 30-day range whole
   await insert([
@@ -249,15 +284,34 @@ describe('GET /api/trends', () => {
   it('splits by agent, agent version and project (null when they do not say), and by week', async () => {
     const keys = async (by: string) =>
       (await get(`/api/trends?by=${by}&days=30`)).body.items.map(
-        (i: { bucket: string; key: string | null; conversations: number }) => [i.bucket, i.key, i.conversations],
+        (i: { bucket: string; key: string | null; conversations: number }) => [
+          i.bucket,
+          i.key,
+          i.conversations,
+        ],
       );
     const d2 = dayText(daysAgo(2));
     const d1 = dayText(daysAgo(1));
-    expect(await keys('agent')).toEqual([[d2, 'Claude Code', 1], [d2, null, 1], [d1, null, 1]]);
-    expect(await keys('agentVersion')).toEqual([[d2, 'Claude Code 2.1.332', 1], [d2, null, 1], [d1, null, 1]]);
-    expect(await keys('project')).toEqual([[d2, '/srv/app/alpha-svc', 1], [d2, null, 1], [d1, null, 1]]);
+    expect(await keys('agent')).toEqual([
+      [d2, 'Claude Code', 1],
+      [d2, null, 1],
+      [d1, null, 1],
+    ]);
+    expect(await keys('agentVersion')).toEqual([
+      [d2, 'Claude Code 2.1.332', 1],
+      [d2, null, 1],
+      [d1, null, 1],
+    ]);
+    expect(await keys('project')).toEqual([
+      [d2, '/srv/app/alpha-svc', 1],
+      [d2, null, 1],
+      [d1, null, 1],
+    ]);
     const weekly = (await get('/api/trends?by=project&bucket=week&days=30')).body.items;
-    const total = weekly.reduce((n: number, i: { conversations: number }) => n + i.conversations, 0);
+    const total = weekly.reduce(
+      (n: number, i: { conversations: number }) => n + i.conversations,
+      0,
+    );
     expect(total).toBe(3);
     for (const item of weekly) expect(new Date(`${item.bucket}T00:00:00Z`).getUTCDay()).toBe(1);
     // one day is today only, when nothing began; two days hold yesterday's
@@ -275,9 +329,9 @@ describe('GET /api/trends', () => {
     try {
       const { body } = await get('/api/trends?days=30');
       expect(body.usageThreshold).toBe(0.8);
-      expect(body.items.map((i: { tokensOverThreshold: number }) => i.tokensOverThreshold)).toEqual([
-        190_000, 120_000, 0,
-      ]);
+      expect(body.items.map((i: { tokensOverThreshold: number }) => i.tokensOverThreshold)).toEqual(
+        [190_000, 120_000, 0],
+      );
       expect(body.items).toEqual(await countedInSql(today - 29 * DAY_MS, 0.8));
       expect(body.items).toEqual(await fromView(dayText(today - 29 * DAY_MS)));
     } finally {
@@ -336,18 +390,29 @@ describe('GET /api/trends/before-after', () => {
     // the 5 days from it (5 with one); the first guard decision at noon of that day
     const guardMs = daysAgo(60, 12);
     const calls: LlmCall[] = [];
-    for (let i = 0; i < 20; i++) calls.push(at(`old-${i}`, guardMs - (1 + (i % 4)) * DAY_MS, 0, {}));
-    for (let i = 0; i < 25; i++) calls.push(at(`new-${i}`, guardMs + (i % 4) * DAY_MS + 1000, 0, {}));
+    for (let i = 0; i < 20; i++)
+      calls.push(at(`old-${i}`, guardMs - (1 + (i % 4)) * DAY_MS, 0, {}));
+    for (let i = 0; i < 25; i++)
+      calls.push(at(`new-${i}`, guardMs + (i % 4) * DAY_MS + 1000, 0, {}));
     await insert(calls);
     for (let i = 0; i < 10; i++) await finding(`old-${i}`, 'context_too_full');
     for (let i = 0; i < 5; i++) await finding(`new-${i}`, 'context_too_full');
-    for (const [span, ms] of [['g2', guardMs + DAY_MS], ['g1', guardMs]] as const)
+    for (const [span, ms] of [
+      ['g2', guardMs + DAY_MS],
+      ['g1', guardMs],
+    ] as const)
       await server.store.db
         .insertInto('guard_decisions')
         .values({
-          workspace_id: 'default', conversation_id: 'new-0', span_id: span,
-          at_ns: String(BigInt(ms) * 1_000_000n), action: 'narrowed', tool: 'Read',
-          result_tokens: 10_000, budget_tokens: 2_000, kept_out_tokens: 8_000,
+          workspace_id: 'default',
+          conversation_id: 'new-0',
+          span_id: span,
+          at_ns: String(BigInt(ms) * 1_000_000n),
+          action: 'narrowed',
+          tool: 'Read',
+          result_tokens: 10_000,
+          budget_tokens: 2_000,
+          kept_out_tokens: 8_000,
         })
         .execute();
     const { status, body } = await get('/api/trends/before-after?at=guard&days=5');
@@ -358,7 +423,9 @@ describe('GET /api/trends/before-after', () => {
     expect(body.before.per100.context_too_full).toBe(50);
     expect(body.after).toMatchObject({ conversations: 25, enough: true });
     expect(body.after.per100.context_too_full).toBe(20);
-    expect(body.verdict).toBe('Enough conversations to compare: 20 conversations before and 25 after.');
+    expect(body.verdict).toBe(
+      'Enough conversations to compare: 20 conversations before and 25 after.',
+    );
     // the same split counted in SQL
     const { rows } = await sql<{ side: string; conversations: string; ctf: string }>`
       WITH firsts AS (SELECT conversation_id, min(start_ns) AS first_ns FROM llm_calls

@@ -48,3 +48,12 @@ export function shortProject(project: string): string {
     .filter((part) => part !== '');
   return parts.length <= 2 ? project : `…/${parts.slice(-2).join('/')}`;
 }
+
+/**
+ * A cost the producer reported, in US dollars: "$0.0063" under a dollar (a call costs cents or
+ * less), "$12.40" from one; "–" when none was reported (rotscope never prices a call).
+ */
+export function formatCost(usd: number | null | undefined): string {
+  if (usd === null || usd === undefined || !Number.isFinite(usd)) return '–';
+  return `$${usd.toFixed(Math.abs(usd) < 1 ? 4 : 2)}`;
+}

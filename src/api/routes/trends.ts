@@ -52,9 +52,7 @@ const tokensOverThreshold = z
   );
 
 const trendItem = z.object({
-  bucket: z
-    .string()
-    .describe('The first day of the bucket, YYYY-MM-DD (UTC); a Monday for weeks.'),
+  bucket: z.string().describe('The first day of the bucket, YYYY-MM-DD (UTC); a Monday for weeks.'),
   key: z
     .string()
     .nullable()
@@ -157,7 +155,9 @@ export const trendsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
             usageThreshold: z.number(),
             before: side,
             after: side,
-            verdict: z.string().describe('Whether there are enough conversations to tell, plainly.'),
+            verdict: z
+              .string()
+              .describe('Whether there are enough conversations to tell, plainly.'),
           }),
           400: errorSchema,
           404: errorSchema,
