@@ -57,3 +57,8 @@ export function formatCost(usd: number | null | undefined): string {
   if (usd === null || usd === undefined || !Number.isFinite(usd)) return '–';
   return `$${usd.toFixed(Math.abs(usd) < 1 ? 4 : 2)}`;
 }
+
+/** "12.5" for a rate per 100 conversations (one decimal); "–" without conversations. */
+export function formatRate(rate: number | null): string {
+  return rate === null ? '–' : (Math.round(rate * 10) / 10).toString();
+}

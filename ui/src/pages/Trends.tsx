@@ -10,7 +10,7 @@ import { useEffect, useState } from 'react';
 import { useApi } from '../api.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
 import { DETECTORS } from '../findings/detectors.ts';
-import { formatCost, formatTokens } from '../format.ts';
+import { formatCost, formatRate, formatTokens } from '../format.ts';
 import { redirect, type Route } from '../router.ts';
 import { withQuery } from '../paging.ts';
 import { bucketOf } from '../../../src/model/trends.ts';
@@ -34,11 +34,6 @@ const COLOURS = [
   '#db2777',
   '#4b5563',
 ];
-
-/** "12.5" for a rate per 100 conversations; "–" without conversations. */
-export function formatRate(rate: number | null): string {
-  return rate === null ? '–' : (Math.round(rate * 10) / 10).toString();
-}
 
 const rateOf = (findings: number, conversations: number) =>
   conversations === 0 ? null : (100 * findings) / conversations;
