@@ -243,16 +243,16 @@ function RateChart(props: {
       >
         <line x1={PAD.left} x2={W - PAD.right} y1={y(0)} y2={y(0)} stroke="#9ca3af" />
         <line x1={PAD.left} x2={PAD.left} y1={PAD.top} y2={y(0)} stroke="#9ca3af" />
-        <text x={PAD.left - 4} y={y(max) + 4} textAnchor="end" fontSize="10">
+        <text x={PAD.left - 4} y={y(max) + 4} textAnchor="end" fontSize="10" fill="currentColor">
           {formatRate(max)}
         </text>
-        <text x={PAD.left - 4} y={y(0)} textAnchor="end" fontSize="10">
+        <text x={PAD.left - 4} y={y(0)} textAnchor="end" fontSize="10" fill="currentColor">
           0
         </text>
-        <text x={PAD.left} y={H - 4} fontSize="10">
+        <text x={PAD.left} y={H - 4} fontSize="10" fill="currentColor">
           {buckets[0]}
         </text>
-        <text x={W - PAD.right} y={H - 4} fontSize="10" textAnchor="end">
+        <text x={W - PAD.right} y={H - 4} fontSize="10" fill="currentColor" textAnchor="end">
           {buckets.at(-1)}
         </text>
         {keys.map((key) => {
