@@ -15,6 +15,8 @@ import { upsertFinding } from '../../src/store/findings.ts';
 import { llmCallRow } from '../../src/store/timeline.ts';
 import { formatCost, formatRate } from '../../ui/src/format.ts';
 import { call } from '../helpers/calls.ts';
+import type { BeforeAfter, Trends } from '../../ui/src/trends/types.ts';
+import type { ConversationList } from '../../ui/src/conversations/types.ts';
 import {
   browserMissing,
   eventually,
@@ -40,7 +42,7 @@ describe.skipIf(browserMissing)('Trends and before/after in the console', () => 
   let server: TestServer;
   let anchor = 0;
 
-  const api = async (path: string) => (await fetch(`${server.url}${path}`)).json() as Promise<any>;
+  const api = async <T>(path: string) => (await fetch(`${server.url}${path}`)).json() as Promise<T>;
   const finding = (conv: string, detector: FindingDraft['detector']) =>
     upsertFinding(server.store.db, 'default', {
       detector,
@@ -129,7 +131,7 @@ describe.skipIf(browserMissing)('Trends and before/after in the console', () => 
 
   /** The figures table and the chart points on the page equal the API's items. */
   async function expectPageShows(page: Page, by: string) {
-    const answer = await api(`/api/trends?by=${by}&bucket=day&days=30`);
+    const answer = await api<Trends>(`/api/trends?by=${by}&bucket=day&days=30`);
     expect(answer.items.length).toBeGreaterThan(3);
     await eventually(async () =>
       expect(await page.locator('table.trend-table tbody tr').count()).toBe(answer.items.length),
@@ -158,7 +160,7 @@ describe.skipIf(browserMissing)('Trends and before/after in the console', () => 
       }),
     );
     expect(rows).toEqual(
-      answer.items.map((item: any) => ({
+      answer.items.map((item) => ({
         bucket: item.bucket,
         key: item.key ?? '',
         conversations: item.conversations,
@@ -180,7 +182,7 @@ describe.skipIf(browserMissing)('Trends and before/after in the console', () => 
       expect(titles.sort()).toEqual(
         answer.items
           .map(
-            (item: any) =>
+            (item) =>
               `${item.bucket} ${item.key ?? ''}: ${item.findings[d]} in ${item.conversations} conversations (${formatRate((100 * item.findings[d]) / item.conversations)} per 100)`,
           )
           .sort(),
@@ -211,7 +213,7 @@ describe.skipIf(browserMissing)('Trends and before/after in the console', () => 
       `${server.url}/#/trends?sideDays=7`,
     );
     await page.getByRole('button', { name: 'At the first guard decision' }).click();
-    const answer = await api('/api/trends/before-after?at=guard&days=7');
+    const answer = await api<BeforeAfter>('/api/trends/before-after?at=guard&days=7');
     expect(answer.before).toMatchObject({ conversations: 22, enough: true });
     expect(answer.after).toMatchObject({ conversations: 24, enough: true });
     const verdict = page.locator('.before-after .verdict');
@@ -222,7 +224,7 @@ describe.skipIf(browserMissing)('Trends and before/after in the console', () => 
         expect(await row.locator(`[data-side="${side}"]`).textContent()).toBe(
           `${formatRate(answer[side].per100[d])} (${answer[side].findings[d]} in ${answer[side].conversations})`,
         );
-      const change = answer.after.per100[d] - answer.before.per100[d];
+      const change = answer.after.per100[d]! - answer.before.per100[d]!;
       expect(await row.locator('[data-field="change"]').textContent()).toBe(
         `${change > 0 ? '+' : ''}${formatRate(change)}`,
       );
@@ -238,7 +240,7 @@ describe.skipIf(browserMissing)('Trends and before/after in the console', () => 
     await eventually(async () => expect(page.url()).toContain('sideDays=1'));
     await page.getByLabel('Change date').fill(date);
     await page.getByRole('button', { name: 'Compare' }).click();
-    const few = await api(`/api/trends/before-after?at=${date}&days=1`);
+    const few = await api<BeforeAfter>(`/api/trends/before-after?at=${date}&days=1`);
     expect(few.before.enough && few.after.enough).toBe(false);
     await eventually(async () => expect(await verdict.textContent()).toBe(few.verdict));
     expect(few.verdict).toMatch(/^Too few conversations to tell/);
@@ -251,9 +253,9 @@ describe.skipIf(browserMissing)('Trends and before/after in the console', () => 
 
   it('shows the reported cost of each conversation in the list and on its page', async () => {
     const { page, context, problems } = await openConsole(browser, `${server.url}/#/conversations`);
-    const list = await api('/api/conversations?limit=50');
-    const costed = list.items.find((c: any) => c.costUsd !== null);
-    const uncosted = list.items.find((c: any) => c.costUsd === null);
+    const list = await api<ConversationList>('/api/conversations?limit=50');
+    const costed = list.items.find((c) => c.costUsd !== null)!;
+    const uncosted = list.items.find((c) => c.costUsd === null)!;
     expect(costed && uncosted).toBeTruthy();
     const cell = (id: string) => page.locator(`tr[data-conversation="${id}"] td.conversation-cost`);
     await cell(costed.id).waitFor();

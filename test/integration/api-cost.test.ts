@@ -15,6 +15,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonRequest, jsonSpan } from '../helpers/otlp-bodies.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import type { Answer } from '../../ui/src/api-types.ts';
+import type { ConversationList } from '../../ui/src/conversations/types.ts';
+
+type ConversationPage = Answer<'/api/conversations/{id}'>;
 
 const DIR = fileURLToPath(
   new URL('../fixtures/real/claude-code-one-session/2.1.332/otlp/', import.meta.url),
@@ -65,7 +69,8 @@ const ORDERS: Record<string, string[]> = {
 
 describe.each(Object.entries(ORDERS))('cost of a real Claude Code session, sent %s', (_, order) => {
   let server: TestServer;
-  const get = async (p: string) => (await fetch(`${server.url}${p}`)).json() as Promise<any>;
+  const get = async (p: string) =>
+    (await fetch(`${server.url}${p}`)).json() as Promise<ConversationList & ConversationPage>;
 
   beforeAll(async () => {
     server = await startTestServer({ loops: false });
@@ -122,16 +127,14 @@ describe.each(Object.entries(ORDERS))('cost of a real Claude Code session, sent 
 
   it('sums it as costUsd on the conversation in the list and the detail; null without a reported cost', async () => {
     const list = await get('/api/conversations');
-    const byId = new Map(
-      list.items.map((c: { id: string; costUsd: number | null }) => [c.id, c.costUsd]),
-    );
+    const byId = new Map(list.items.map((c) => [c.id, c.costUsd]));
     expect(byId.get(SESSION)).toBeCloseTo(TOTAL, 12);
     expect(byId.get('conv-library')).toBeNull();
     const detail = await get(`/api/conversations/${SESSION}`);
     expect(detail.costUsd).toBeCloseTo(TOTAL, 12);
-    expect(detail.calls.filter((c: { costUsd?: number }) => c.costUsd !== undefined)).toHaveLength(
-      9,
-    );
+    expect(
+      (detail.calls as Array<{ costUsd?: number }>).filter((c) => c.costUsd !== undefined),
+    ).toHaveLength(9);
     expect((await get('/api/conversations/conv-library')).costUsd).toBeNull();
   });
 });

@@ -13,6 +13,7 @@ import { upsertFinding } from '../../src/store/findings.ts';
 import { llmCallRow } from '../../src/store/timeline.ts';
 import { call } from '../helpers/calls.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import type { BeforeAfter, Trends } from '../../ui/src/trends/types.ts';
 
 const DAY_MS = 86_400_000;
 /** Midnight UTC of today, and of `n` days ago. */
@@ -66,9 +67,12 @@ async function finding(conv: string, detector: FindingDraft['detector'], workspa
   });
 }
 
+/** Any answer of these routes: a trend, a before/after, or an error. */
+type Answer = Trends & BeforeAfter & { error: string; message: string };
+
 const get = async (path: string) => {
   const response = await fetch(`${server.url}${path}`);
-  return { status: response.status, body: (await response.json()) as any };
+  return { status: response.status, body: (await response.json()) as Answer };
 };
 
 beforeAll(async () => {
