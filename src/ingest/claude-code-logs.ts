@@ -1,7 +1,8 @@
 /**
  * Log records → kept records + normalized rows. Claude Code events (DESIGN §4, conventions
  * §5.3): `claude_code.api_request` → an LlmCall (producer `claude_code_log`, with
- * `requestId`: the store prefers a span-derived call with the same request id),
+ * `requestId`: the store prefers a span-derived call with the same request id, keeping the
+ * event's `cost_usd` on it: src/store/ingest.ts fillReportedCosts),
  * `claude_code.tool_result` → a ToolResult (bytes the model saw, MCP tools by their real name:
  * ./claude-tools.ts), `claude_code.compaction` → a Compaction,
  * `api_error` saying the prompt is too long → an LlmCall classed `context_overflow`,
