@@ -37,6 +37,7 @@ import {
   insertToolResults,
   loadLogRecordsOfSpans,
   markSideCalls,
+  fillReportedCosts,
   type CallPrecedence,
   type CallsOutcome,
 } from '../store/ingest.ts';
@@ -219,6 +220,7 @@ export class IngestPipeline {
           const calls = await insertCalls(tx, batch.normalized.calls, this.#precedence, merged);
           const reported = await withReportedWindows(tx.db, workspaceId, batch.normalized.calls);
           const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls, merged);
+          await fillReportedCosts(trx, workspaceId, batch.normalized.calls);
           const content = await applyCallContent(trx, workspaceId, batch.callContent);
           await insertToolResults(tx, batch.normalized.toolResults);
           // calls whose parts were an import's estimates, or follow a call that turned out to be

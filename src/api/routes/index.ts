@@ -12,6 +12,7 @@ import { findingsRoutes } from './findings.ts';
 import { importRoutes } from './import.ts';
 import { stripRoutes } from './strip.ts';
 import { tokensRoutes } from './tokens.ts';
+import { trendsRoutes } from './trends.ts';
 
 export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   conversationsRoutes,
@@ -22,4 +23,5 @@ export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   deliveriesRoutes,
   tokensRoutes,
   importRoutes,
+  trendsRoutes,
 ];
