@@ -8,7 +8,7 @@
  * one day and half in the next, and the buckets of a range sum to the range.
  */
 import { DETECTOR_IDS, type DetectorId } from './vocabulary.ts';
-import { AGENT_NAMES, agentOf } from './producer-advice.ts';
+import { agentName as nameOfAgent, agentOf } from './producer-advice.ts';
 
 /** What the conversations are split by. */
 export const TREND_KEYS = ['model', 'agent', 'agentVersion', 'project'] as const;
@@ -91,7 +91,7 @@ export function rangeStartMs(nowMs: number, days: number): number {
 /** The agent's name for a producer ("Claude Code"); null for a library or SDK. */
 function agentName(producer: string): string | null {
   const agent = agentOf(producer);
-  return agent === undefined ? null : AGENT_NAMES[agent];
+  return agent === undefined ? null : nameOfAgent(agent);
 }
 
 /** A conversation's value of the key. */
