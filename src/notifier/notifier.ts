@@ -25,7 +25,12 @@ import {
   type AttemptOutcome,
   type ClaimedDelivery,
 } from '../store/deliveries.ts';
-import { fromStored, type ChannelSettings, type ChannelType } from './config.ts';
+import {
+  allowsPrivateAddress,
+  fromStored,
+  type ChannelSettings,
+  type ChannelType,
+} from './config.ts';
 import { sendEmail } from './email.ts';
 import { errorMessage } from './outbound.ts';
 import {
@@ -99,13 +104,19 @@ export interface Notifier {
   stop(): Promise<void>;
 }
 
-/** Dispatches to the channel's sender. */
+/**
+ * Dispatches to the channel's sender. A channel an admin allowed to reach private addresses
+ * (`config.allowPrivateAddress`) may, whatever the server-wide setting.
+ */
 export function sendToChannel(
   settings: ChannelSettings,
   payload: ChannelPayload,
   messageId: string,
-  context: SendContext,
+  serverContext: SendContext,
 ): Promise<SendResult> {
+  const context = allowsPrivateAddress(settings)
+    ? { ...serverContext, allowPrivate: true }
+    : serverContext;
   switch (settings.type) {
     case 'webhook':
       return sendWebhook(settings, payload, messageId, context);
