@@ -75,8 +75,7 @@ export interface StoredChannelConfig {
  * `path` (below `config`) the field it is about, when there is one.
  */
 export type ConfigResult<T> =
-  | { ok: true; value: T }
-  | { ok: false; error: string; path?: Array<string | number> };
+  { ok: true; value: T } | { ok: false; error: string; path?: Array<string | number> };
 
 /** Headers the webhook sender sets itself; custom headers may not override them. */
 const RESERVED_HEADERS = new Set([

@@ -1675,7 +1675,7 @@ export interface paths {
                 /** @enum {string} */
                 type: 'webhook' | 'slack' | 'email';
                 name: string;
-                /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+                /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
                 config: {
                   [key: string]: unknown;
                 };
@@ -1724,8 +1724,11 @@ export interface paths {
             /** @enum {string} */
             type: 'webhook' | 'slack' | 'email';
             name: string;
-            /** @description webhook: { url, secret? (whsec_...), headers? }; slack: { webhookUrl }; email: { host, port, secure, user?, password?, from, to: [] }. Validated per type. */
+            /** @description webhook: { url, secret? (whsec_...), headers?, allowPrivateAddress? }; slack: { webhookUrl } (a Slack incoming webhook, https://hooks.slack.com/...); email: { host, port, secure, user?, password?, from, to: [], allowPrivateAddress? }. Validated per type. Destinations at private, loopback, link-local or reserved addresses (and names resolving to them) are refused with a 400 unless allowPrivateAddress is true (this channel only; an admin token, no restart) or the server runs with ROTSCOPE_ALLOW_PRIVATE_ADDRESSES=true (every channel). */
             config: {
+              /** @description Webhook and email channels: true lets this channel (only) reach a private, loopback, link-local or reserved address, such as a receiver or SMTP relay on this machine or network. Default false: such destinations are refused with a 400 that says how to allow them. Needs an admin token; no restart. ROTSCOPE_ALLOW_PRIVATE_ADDRESSES=true allows them for every channel. */
+              allowPrivateAddress?: boolean;
+            } & {
               [key: string]: unknown;
             };
           };
@@ -1743,7 +1746,7 @@ export interface paths {
               /** @enum {string} */
               type: 'webhook' | 'slack' | 'email';
               name: string;
-              /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
               config: {
                 [key: string]: unknown;
               };
@@ -1812,7 +1815,7 @@ export interface paths {
               /** @enum {string} */
               type: 'webhook' | 'slack' | 'email';
               name: string;
-              /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
               config: {
                 [key: string]: unknown;
               };
@@ -1904,6 +1907,8 @@ export interface paths {
             name?: string;
             /** @description Keys to change (same as POST); null removes an optional key; absent keys, secrets included, are kept; the public keys GET returns (headerNames, webhookHost) are ignored. */
             config?: {
+              allowPrivateAddress?: boolean | null;
+            } & {
               [key: string]: unknown;
             };
             /** @description Read-only: ignored. */
@@ -1932,7 +1937,7 @@ export interface paths {
               /** @enum {string} */
               type: 'webhook' | 'slack' | 'email';
               name: string;
-              /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
               config: {
                 [key: string]: unknown;
               };

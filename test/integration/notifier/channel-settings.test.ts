@@ -199,7 +199,9 @@ describe('channel settings through the API', () => {
       config: { webhookUrl: 'https://hooks.slack.com/services/T/B/x', allowPrivateAddress: true },
     });
     expect(permission.status).toBe(400);
-    expect(permission.body.message).toBe('"allowPrivateAddress" is not a setting of a slack channel');
+    expect(permission.body.message).toBe(
+      '"allowPrivateAddress" is not a setting of a slack channel',
+    );
   });
 
   it('explains refused configurations in the form’s words, with the field in problems', async () => {
