@@ -7,6 +7,7 @@
  */
 
 import { CLAUDE_CODE_CALL_PRODUCERS } from './window-catalog.ts';
+import { plural } from './plural.ts';
 
 /** The detectors whose coverage the Coverage page reports. */
 export type CoverageDetector =
@@ -141,7 +142,7 @@ export function coverageHint(
  */
 export function cutToolUnknownHint(producer: string | null, calls: number): string | undefined {
   if (agentOf(producer) !== 'claude_code') return undefined;
-  const n = calls === 1 ? '1 response' : `${calls} responses`;
+  const n = plural(calls, 'response', 'responses', String);
   return `${n} cut at the output limit: Claude Code (and the Claude Agent SDK, which runs it) exports nothing for a tool call cut there, so such a cut is reported as a warning, not as a critical cut tool call naming the tool. Detailed beta tracing (ENABLE_BETA_TRACING_DETAILED=1) says whether the cut output was a tool call; importing the transcripts (rotscope import ~/.claude/projects) names the tool; ${CLAUDE_CODE_INSTALL}.`;
 }
 

@@ -44,6 +44,7 @@ import {
 import { backoffMs, DEFAULT_BACKOFF, type BackoffOptions, type SendResult } from './policy.ts';
 import { sendSlack } from './slack.ts';
 import { sendWebhook, type SendContext } from './webhook.ts';
+import { plural } from '../model/plural.ts';
 
 /** The logging the notifier needs (pino and fastify loggers fit). */
 export interface NotifierLogger {
@@ -335,7 +336,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
       result.status === 'ok'
         ? undefined
         : decision.outcome === 'dead'
-          ? `gave up after ${claim.attempt} attempts: ${result.error}`
+          ? `gave up after ${plural(claim.attempt, 'attempt')}: ${result.error}`
           : result.error;
     try {
       await db.transaction().execute((trx) =>

@@ -20,6 +20,7 @@ import {
 import { DETECTORS, detectorLabel } from '../findings/detectors.ts';
 import { formatShare, formatTime, formatTokens } from '../format.ts';
 import { href, type Route } from '../router.ts';
+import { plural, pluralWord } from '../../../src/model/plural.ts';
 
 const SIGHT_LABEL = { blind: 'blind', partial: 'partly blind', sees: 'sees every call' };
 
@@ -41,8 +42,9 @@ export default function CoveragePage(_props: { route: Route }) {
       {data && data.calls > 0 && (
         <>
           <p>
-            {formatTokens(data.calls)} calls in {formatTokens(data.conversations)} conversations,{' '}
-            {formatTokens(data.compactions)} compaction{data.compactions === 1 ? '' : 's'} marked.
+            {plural(data.calls, 'call', 'calls', formatTokens)} in{' '}
+            {plural(data.conversations, 'conversation', 'conversations', formatTokens)},{' '}
+            {plural(data.compactions, 'compaction', 'compactions', formatTokens)} marked.
           </p>
           <table className="coverage">
             <thead>
@@ -263,9 +265,10 @@ function RefusedRequests({ refusals }: { refusals: Refusals }) {
     <section className="refusals" aria-labelledby="refusals-title">
       <h2 id="refusals-title">Refused requests</h2>
       <p className="sight-blind" role="alert">
-        {formatTokens(total)} request{total === 1 ? ' was' : 's were'} refused for their token since{' '}
-        {formatTime(refusals.since)}: what they carried was not stored. An exporter that sends no
-        token, or a wrong one, is locked out until it sends an ingest token.
+        {plural(total, 'request', 'requests', formatTokens)} {pluralWord(total, 'was', 'were')}{' '}
+        refused for their token since {formatTime(refusals.since)}: what they carried was not
+        stored. An exporter that sends no token, or a wrong one, is locked out until it sends an
+        ingest token.
       </p>
       {items.length > 0 && (
         <table className="coverage-refusals">
@@ -307,11 +310,11 @@ function RefusedRequests({ refusals }: { refusals: Refusals }) {
       )}
       {withoutWorkspace !== null && (
         <p className="refusals-without-workspace">
-          {formatTokens(withoutWorkspace.count)} request
-          {withoutWorkspace.count === 1 ? '' : 's'} without a valid token (no workspace), last at{' '}
-          {formatTime(withoutWorkspace.lastSeen)}. If your exporter sends no token, create an ingest
-          token and set <code>OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer &lt;token&gt;</code>;
-          sign in with an admin token to see which routes and senders were refused.
+          {plural(withoutWorkspace.count, 'request', 'requests', formatTokens)} without a valid
+          token (no workspace), last at {formatTime(withoutWorkspace.lastSeen)}. If your exporter
+          sends no token, create an ingest token and set{' '}
+          <code>OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer &lt;token&gt;</code>; sign in with
+          an admin token to see which routes and senders were refused.
         </p>
       )}
     </section>
