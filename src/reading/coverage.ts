@@ -7,6 +7,7 @@
  * src/detectors/registry.ts; the coding agents' own knobs are src/model/producer-advice.ts.
  */
 import { DETECTOR_NEEDS } from '../detectors/registry.ts';
+import { LOG_CALL_PRODUCERS } from '../ingest/producers.ts';
 import { contextWindowFor, overrideWindow } from '../ingest/windows.ts';
 import {
   AGENT_NAMES,
@@ -36,6 +37,7 @@ import {
   recentModelWindows,
   windowlessCalls,
   workspaceCounts,
+  type CoverageRules,
   type ProducerCounts,
   type WindowlessRow,
 } from '../store/coverage.ts';
@@ -127,6 +129,13 @@ export interface Coverage {
   windowsUnknown: WindowUnknownCoverage[];
   claudeCode: ClaudeCodeCoverage;
 }
+
+/**
+ * A Claude Code call from a log event comes with the logs exporter on, which sends every tool
+ * result's size too: such a call is covered for `tool_takeover` even when no result entered its
+ * input (the first call of a session), rather than making a correct setup look partly blind.
+ */
+const COVERAGE_RULES: CoverageRules = { toolSizesLoggedBy: LOG_CALL_PRODUCERS };
 
 /** The recent calls of the model and version lists: this long before the workspace's newest call. */
 export const RECENT_CALLS_DAYS = 30;
@@ -299,14 +308,14 @@ function mergedModels(
  */
 export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage> {
   const { windowOverrides } = await getAlertSettings(db, workspaceId);
-  const counts = await workspaceCounts(db, workspaceId);
+  const counts = await workspaceCounts(db, workspaceId, COVERAGE_RULES);
   const now = windowsNow(await windowlessCalls(db, workspaceId), windowOverrides);
   const judged = (producer: string) =>
     (now.gained.get(producer) ?? 0) - (now.lost.get(producer) ?? 0);
   const unknown = new Map(
     [...now.unknown].map(([producer, models]) => [producer, byCalls(models)]),
   );
-  const producerRows = (await producerCounts(db, workspaceId)).map((row) => ({
+  const producerRows = (await producerCounts(db, workspaceId, COVERAGE_RULES)).map((row) => ({
     ...row,
     covered: {
       ...row.covered,

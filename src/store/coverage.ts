@@ -52,20 +52,69 @@ export interface ClaudeCodeVersionRow {
 const MAX_MODEL_ROWS = 500;
 const MAX_VERSIONS = 100;
 
-/** The calls each detector can use, as SQL filters over `llm_calls`. */
-const COVERED = {
-  context_too_full: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`,
-  tool_takeover: sql<string>`count(*) FILTER (WHERE parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`,
-  history_lost: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`,
-  output_cut_off: sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`,
-} as const;
+/**
+ * Where tool result sizes reach rotscope for calls that carry none themselves: the producers
+ * whose calls come from log events that travel with the `tool_result` events (Claude Code's
+ * `claude_code_log`: the logs exporter is on, so every result is logged). Given by the caller
+ * (src/reading/coverage.ts), which knows the producers.
+ */
+export interface CoverageRules {
+  toolSizesLoggedBy: readonly string[];
+}
 
-const coveredColumns = [
-  COVERED.context_too_full.as('context_too_full'),
-  COVERED.tool_takeover.as('tool_takeover'),
-  COVERED.history_lost.as('history_lost'),
-  COVERED.output_cut_off.as('output_cut_off'),
-];
+/** The conversations of a workspace with at least one sized tool result (any source). */
+const SIZED = 'sized_conversations';
+
+/**
+ * The calls each detector can use, as SQL filters over `llm_calls` (joined to {@link SIZED}).
+ *
+ * `tool_takeover` needs the sizes of the tool results a call's input holds, and a call can
+ * carry that without naming a tool: the first call of a session has no tool results yet, and a
+ * Claude Code call's parts hold only the results logged since its stream's previous call (the
+ * detector holds earlier ones). So a call counts when its parts name a tool, when its parts come
+ * from message content (an empty tool list is then a fact), when its conversation has sized tool
+ * results (the producer sends them), or when it came from a producer that logs every result.
+ */
+function coveredFilters(rules: CoverageRules) {
+  const logged =
+    rules.toolSizesLoggedBy.length === 0
+      ? sql<boolean>`false`
+      : sql<boolean>`llm_calls.producer IN (${sql.join(rules.toolSizesLoggedBy)})`;
+  return {
+    context_too_full: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`,
+    tool_takeover: sql<string>`count(*) FILTER (WHERE (parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb) OR parts->>'source' = 'messages' OR ${sql.ref(`${SIZED}.conversation_id`)} IS NOT NULL OR ${logged})`,
+    history_lost: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`,
+    output_cut_off: sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`,
+  } as const;
+}
+
+const coveredColumns = (rules: CoverageRules) => {
+  const covered = coveredFilters(rules);
+  return [
+    covered.context_too_full.as('context_too_full'),
+    covered.tool_takeover.as('tool_takeover'),
+    covered.history_lost.as('history_lost'),
+    covered.output_cut_off.as('output_cut_off'),
+  ];
+};
+
+/** `llm_calls` of a workspace with, per call, whether its conversation has sized tool results. */
+function callsWithSizedResults(db: Db, workspaceId: string) {
+  return db
+    .selectFrom('llm_calls')
+    .leftJoin(
+      db
+        .selectFrom('tool_results')
+        .where('workspace_id', '=', workspaceId)
+        .where('result_size', 'is not', null)
+        .select('conversation_id')
+        .distinct()
+        .as(SIZED),
+      `${SIZED}.conversation_id`,
+      'llm_calls.conversation_id',
+    )
+    .where('llm_calls.workspace_id', '=', workspaceId);
+}
 
 const coveredOf = (r: Record<CoverageDetector, string>): CoveredCounts => ({
   context_too_full: Number(r.context_too_full),
@@ -75,14 +124,16 @@ const coveredOf = (r: Record<CoverageDetector, string>): CoveredCounts => ({
 });
 
 /** The workspace's calls, conversations and compactions, and the covered calls per detector. */
-export async function workspaceCounts(db: Db, workspaceId: string): Promise<WorkspaceCounts> {
-  const row = await db
-    .selectFrom('llm_calls')
-    .where('workspace_id', '=', workspaceId)
+export async function workspaceCounts(
+  db: Db,
+  workspaceId: string,
+  rules: CoverageRules,
+): Promise<WorkspaceCounts> {
+  const row = await callsWithSizedResults(db, workspaceId)
     .select([
       sql<string>`count(*)`.as('calls'),
-      sql<string>`count(DISTINCT conversation_id)`.as('conversations'),
-      ...coveredColumns,
+      sql<string>`count(DISTINCT llm_calls.conversation_id)`.as('conversations'),
+      ...coveredColumns(rules),
       sql<string | null>`max(start_ns)::text`.as('newest'),
     ])
     .executeTakeFirstOrThrow();
@@ -101,16 +152,18 @@ export async function workspaceCounts(db: Db, workspaceId: string): Promise<Work
 }
 
 /** Calls and covered calls per producer, by producer name. */
-export async function producerCounts(db: Db, workspaceId: string): Promise<ProducerCounts[]> {
-  const rows = await db
-    .selectFrom('llm_calls')
-    .where('workspace_id', '=', workspaceId)
-    .groupBy('producer')
-    .orderBy('producer')
+export async function producerCounts(
+  db: Db,
+  workspaceId: string,
+  rules: CoverageRules,
+): Promise<ProducerCounts[]> {
+  const rows = await callsWithSizedResults(db, workspaceId)
+    .groupBy('llm_calls.producer')
+    .orderBy('llm_calls.producer')
     .select([
-      'producer',
+      'llm_calls.producer',
       sql<string>`count(*)`.as('calls'),
-      ...coveredColumns,
+      ...coveredColumns(rules),
       sql<string>`count(*) FILTER (WHERE finish_class = 'output_limit' AND output_tool_call IS NULL)`.as(
         'cut_output_unknown',
       ),
