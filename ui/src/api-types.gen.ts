@@ -517,11 +517,16 @@ export interface paths {
                   lastSeen: string;
                   /** @description What to do so the sender gets through */
                   hint: string;
+                  /** @description The workspace accepted new data after this refusal was last seen (`acceptedAt`): its cause is likely fixed */
+                  settled: boolean;
                 }[];
+                /** @description When the workspace last accepted new data (null: never). A refusal last seen before it is `settled`: the Coverage page shows it calm, with its age, instead of as an alarm; a newer refusal makes it an alarm again */
+                acceptedAt: string | null;
                 /** @description Refusals of no workspace (no token, an unknown one), counted only: listed for admin tokens; null when listed or none */
                 withoutWorkspace: {
                   count: number;
                   lastSeen: string | null;
+                  settled: boolean;
                 } | null;
               };
               calls: number;
