@@ -56,6 +56,26 @@ describe('channel settings through the API', () => {
     await Promise.all([server?.close(), receiver?.close(), smtp?.close()]);
   });
 
+  it('documents config.allowPrivateAddress in the OpenAPI of POST /api/channels', async () => {
+    type Schema = { type?: string; description?: string; properties?: Record<string, Schema> };
+    const document = (await (await fetch(`${server.url}/api/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<string, { requestBody: { content: Record<string, { schema: Schema }> } }>
+      >;
+    };
+    for (const [path, method] of [
+      ['/api/channels', 'post'],
+      ['/api/channels/{id}', 'patch'],
+    ] as const) {
+      const body = document.paths[path]?.[method]?.requestBody.content['application/json']?.schema;
+      const field = body?.properties?.config?.properties?.allowPrivateAddress;
+      expect(field, `${method} ${path}`).toBeDefined();
+      expect(JSON.stringify(field)).toContain('boolean');
+      expect(JSON.stringify(field)).toContain('ROTSCOPE_ALLOW_PRIVATE_ADDRESSES=true');
+    }
+  });
+
   it('refuses a loopback webhook by default, saying how to allow it for the channel or the server', async () => {
     const refused = await call('POST', '/api/channels', {
       type: 'webhook',
