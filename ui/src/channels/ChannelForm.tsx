@@ -104,7 +104,12 @@ export function ChannelForm({ onCreated }: { onCreated: (channel: CreatedChannel
         </label>
         <label>
           Name
-          <input value={draft.name} onChange={field('name')} placeholder="on-call webhook" />
+          <input
+            value={draft.name}
+            onChange={field('name')}
+            placeholder="on-call webhook"
+            maxLength={200}
+          />
         </label>
       </div>
       {draft.type === 'webhook' && (
