@@ -18,6 +18,7 @@ import {
   type CoverageDetector,
 } from '../model/producer-advice.ts';
 import { nsToIso } from '../model/telemetry.ts';
+import { DETECTOR_IDS } from '../model/vocabulary.ts';
 import type { WindowOverride } from '../model/window-overrides.ts';
 import {
   windowOverrideSetting,
@@ -308,7 +309,7 @@ function mergedModels(
  */
 export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage> {
   const { windowOverrides } = await getAlertSettings(db, workspaceId);
-  const counts = await workspaceCounts(db, workspaceId, COVERAGE_RULES);
+  const counts = await workspaceCounts(db, workspaceId);
   const now = windowsNow(await windowlessCalls(db, workspaceId), windowOverrides);
   const judged = (producer: string) =>
     (now.gained.get(producer) ?? 0) - (now.lost.get(producer) ?? 0);
@@ -322,12 +323,10 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
       context_too_full: row.covered.context_too_full + judged(row.producer),
     },
   }));
-  const covered = {
-    ...counts.covered,
-    context_too_full:
-      counts.covered.context_too_full +
-      producerRows.reduce((n, row) => n + judged(row.producer), 0),
-  };
+  // every call has one producer: the workspace's covered calls are the producers' summed
+  const covered = Object.fromEntries(
+    DETECTOR_IDS.map((d) => [d, producerRows.reduce((n, row) => n + row.covered[d], 0)]),
+  ) as Record<CoverageDetector, number>;
   const producers = producerRows.map((row) =>
     producerCoverage(row, unknown.get(row.producer) ?? []),
   );

@@ -12,11 +12,11 @@ import type { Db } from './db.ts';
 /** Calls per detector that carry what it needs. */
 export type CoveredCounts = Record<CoverageDetector, number>;
 
+/** The workspace's totals; what each detector covers is counted per producer ({@link producerCounts}). */
 export interface WorkspaceCounts {
   calls: number;
   conversations: number;
   compactions: number;
-  covered: CoveredCounts;
   /** The start of the workspace's newest call, in ns; null with no calls. */
   newestNs: string | null;
 }
@@ -62,8 +62,11 @@ export interface CoverageRules {
   toolSizesLoggedBy: readonly string[];
 }
 
-/** The conversations of a workspace with at least one sized tool result (any source). */
+/** The conversations of a workspace with at least one call whose parts size a tool's results. */
 const SIZED = 'sized_conversations';
+
+/** A call whose input parts name a tool (its results' size is known). */
+const NAMES_A_TOOL = sql<boolean>`(parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`;
 
 /**
  * The calls each detector can use, as SQL filters over `llm_calls` (joined to {@link SIZED}).
@@ -72,8 +75,9 @@ const SIZED = 'sized_conversations';
  * carry that without naming a tool: the first call of a session has no tool results yet, and a
  * Claude Code call's parts hold only the results logged since its stream's previous call (the
  * detector holds earlier ones). So a call counts when its parts name a tool, when its parts come
- * from message content (an empty tool list is then a fact), when its conversation has sized tool
- * results (the producer sends them), or when it came from a producer that logs every result.
+ * from message content (an empty tool list is then a fact), when another call of its
+ * conversation has parts that name a tool (the producer sends the sizes), or when it came from a
+ * producer that logs every result.
  */
 function coveredFilters(rules: CoverageRules) {
   const logged =
@@ -82,7 +86,7 @@ function coveredFilters(rules: CoverageRules) {
       : sql<boolean>`llm_calls.producer IN (${sql.join(rules.toolSizesLoggedBy)})`;
   return {
     context_too_full: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`,
-    tool_takeover: sql<string>`count(*) FILTER (WHERE (parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb) OR parts->>'source' = 'messages' OR ${sql.ref(`${SIZED}.conversation_id`)} IS NOT NULL OR ${logged})`,
+    tool_takeover: sql<string>`count(*) FILTER (WHERE ${NAMES_A_TOOL} OR parts->>'source' = 'messages' OR ${sql.ref(`${SIZED}.conversation_id`)} IS NOT NULL OR ${logged})`,
     history_lost: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`,
     output_cut_off: sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`,
   } as const;
@@ -98,17 +102,22 @@ const coveredColumns = (rules: CoverageRules) => {
   ];
 };
 
-/** `llm_calls` of a workspace with, per call, whether its conversation has sized tool results. */
+/**
+ * `llm_calls` of a workspace with, per call, whether its conversation has sized tool results:
+ * read from the calls' own parts (logged results are joined to the calls' parts as they
+ * arrive, src/receiver/logged-tool-parts.ts), one more pass over the workspace's calls rather
+ * than one over its tool results, which are several per call.
+ */
 function callsWithSizedResults(db: Db, workspaceId: string) {
   return db
     .selectFrom('llm_calls')
     .leftJoin(
       db
-        .selectFrom('tool_results')
+        .selectFrom('llm_calls')
         .where('workspace_id', '=', workspaceId)
-        .where('result_size', 'is not', null)
+        .groupBy('conversation_id')
+        .having(sql<boolean>`bool_or(${NAMES_A_TOOL})`)
         .select('conversation_id')
-        .distinct()
         .as(SIZED),
       `${SIZED}.conversation_id`,
       'llm_calls.conversation_id',
@@ -123,17 +132,14 @@ const coveredOf = (r: Record<CoverageDetector, string>): CoveredCounts => ({
   output_cut_off: Number(r.output_cut_off),
 });
 
-/** The workspace's calls, conversations and compactions, and the covered calls per detector. */
-export async function workspaceCounts(
-  db: Db,
-  workspaceId: string,
-  rules: CoverageRules,
-): Promise<WorkspaceCounts> {
-  const row = await callsWithSizedResults(db, workspaceId)
+/** The workspace's calls, conversations and compactions, and the start of its newest call. */
+export async function workspaceCounts(db: Db, workspaceId: string): Promise<WorkspaceCounts> {
+  const row = await db
+    .selectFrom('llm_calls')
+    .where('workspace_id', '=', workspaceId)
     .select([
       sql<string>`count(*)`.as('calls'),
-      sql<string>`count(DISTINCT llm_calls.conversation_id)`.as('conversations'),
-      ...coveredColumns(rules),
+      sql<string>`count(DISTINCT conversation_id)`.as('conversations'),
       sql<string | null>`max(start_ns)::text`.as('newest'),
     ])
     .executeTakeFirstOrThrow();
@@ -146,7 +152,6 @@ export async function workspaceCounts(
     calls: Number(row.calls),
     conversations: Number(row.conversations),
     compactions: Number(compactions.n),
-    covered: coveredOf(row as unknown as Record<CoverageDetector, string>),
     newestNs: row.newest,
   };
 }
