@@ -35,6 +35,7 @@ import {
 import { windowOverrideFlag, windowUnknownText } from '../model/window-unknown.ts';
 import { SESSION_FILES } from '../model/agents/index.ts';
 import { loadInputFile, withSubagentFiles, type InputFormat } from './input-file.ts';
+import { plural } from '../model/plural.ts';
 
 const FORMAT_NAMES: Record<string, string> = {
   ...Object.fromEntries(SESSION_FILES.map((f) => [f.format, f.name])),
@@ -355,7 +356,6 @@ function severityCounts(conversations: readonly ConversationReport[]): Record<Se
   return counts;
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const int = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 function streamLine(s: StreamReport): string {
@@ -377,7 +377,7 @@ function formatText(
 ): string {
   const out: string[] = [];
   for (const f of files) {
-    const rejected = f.rejectedSpans > 0 ? `, ${f.rejectedSpans} spans rejected` : '';
+    const rejected = f.rejectedSpans > 0 ? `, ${plural(f.rejectedSpans, 'span')} rejected` : '';
     const kind = FORMAT_NAMES[f.format];
     out.push(
       `${basename(f.path)}: ${kind}, ${plural(f.calls.length, 'LLM call')}, ${plural(f.compactions.length, 'compaction')}${rejected}`,

@@ -161,7 +161,7 @@ beforeAll(async () => {
       name: 'w',
       config: { url: 'http://127.0.0.1:9/h', headers: { 'X-A': 'b' } },
     },
-    { type: 'slack', name: 's', config: { webhookUrl: 'http://127.0.0.1:9/services/x' } },
+    { type: 'slack', name: 's', config: { webhookUrl: 'https://hooks.slack.com/services/x' } },
     {
       type: 'email',
       name: 'e',

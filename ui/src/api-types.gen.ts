@@ -521,11 +521,16 @@ export interface paths {
                   lastSeen: string;
                   /** @description What to do so the sender gets through */
                   hint: string;
+                  /** @description The workspace accepted new data after this refusal was last seen (`acceptedAt`): its cause is likely fixed */
+                  settled: boolean;
                 }[];
+                /** @description When the workspace last accepted new data (null: never). A refusal last seen before it is `settled`: the Coverage page shows it calm, with its age, instead of as an alarm; a newer refusal makes it an alarm again */
+                acceptedAt: string | null;
                 /** @description Refusals of no workspace (no token, an unknown one), counted only: listed for admin tokens; null when listed or none */
                 withoutWorkspace: {
                   count: number;
                   lastSeen: string | null;
+                  settled: boolean;
                 } | null;
               };
               calls: number;
@@ -1679,7 +1684,7 @@ export interface paths {
                 /** @enum {string} */
                 type: 'webhook' | 'slack' | 'email';
                 name: string;
-                /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+                /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
                 config: {
                   [key: string]: unknown;
                 };
@@ -1728,8 +1733,11 @@ export interface paths {
             /** @enum {string} */
             type: 'webhook' | 'slack' | 'email';
             name: string;
-            /** @description webhook: { url, secret? (whsec_...), headers? }; slack: { webhookUrl }; email: { host, port, secure, user?, password?, from, to: [] }. Validated per type. */
+            /** @description webhook: { url, secret? (whsec_...), headers?, allowPrivateAddress? }; slack: { webhookUrl } (a Slack incoming webhook, https://hooks.slack.com/...); email: { host, port, secure, user?, password?, from, to: [], allowPrivateAddress? }. Validated per type. Destinations at private, loopback, link-local or reserved addresses (and names resolving to them) are refused with a 400 unless allowPrivateAddress is true (this channel only; an admin token, no restart) or the server runs with ROTSCOPE_ALLOW_PRIVATE_ADDRESSES=true (every channel). */
             config: {
+              /** @description Webhook and email channels: true lets this channel (only) reach a private, loopback, link-local or reserved address, such as a receiver or SMTP relay on this machine or network. Default false: such destinations are refused with a 400 that says how to allow them. Needs an admin token; no restart. ROTSCOPE_ALLOW_PRIVATE_ADDRESSES=true allows them for every channel. */
+              allowPrivateAddress?: boolean;
+            } & {
               [key: string]: unknown;
             };
           };
@@ -1747,7 +1755,7 @@ export interface paths {
               /** @enum {string} */
               type: 'webhook' | 'slack' | 'email';
               name: string;
-              /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
               config: {
                 [key: string]: unknown;
               };
@@ -1816,7 +1824,7 @@ export interface paths {
               /** @enum {string} */
               type: 'webhook' | 'slack' | 'email';
               name: string;
-              /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
               config: {
                 [key: string]: unknown;
               };
@@ -1908,6 +1916,8 @@ export interface paths {
             name?: string;
             /** @description Keys to change (same as POST); null removes an optional key; absent keys, secrets included, are kept; the public keys GET returns (headerNames, webhookHost) are ignored. */
             config?: {
+              allowPrivateAddress?: boolean | null;
+            } & {
               [key: string]: unknown;
             };
             /** @description Read-only: ignored. */
@@ -1936,7 +1946,7 @@ export interface paths {
               /** @enum {string} */
               type: 'webhook' | 'slack' | 'email';
               name: string;
-              /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
               config: {
                 [key: string]: unknown;
               };

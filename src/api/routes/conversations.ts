@@ -16,7 +16,12 @@ import {
 import { getCoverage, type Coverage } from '../../reading/coverage.ts';
 import { overrideWindow } from '../../ingest/windows.ts';
 import { getAlertSettings } from '../../store/alerts.ts';
-import { NO_WORKSPACE, recentRefusals, refusalsWithoutWorkspace } from '../../store/refusals.ts';
+import {
+  lastAcceptedIngest,
+  NO_WORKSPACE,
+  recentRefusals,
+  refusalsWithoutWorkspace,
+} from '../../store/refusals.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { reasonText, refusalHint } from '../refusals.ts';
 import { cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
@@ -220,6 +225,11 @@ const refusal = z.object({
   firstSeen: isoTime,
   lastSeen: isoTime,
   hint: z.string().describe('What to do so the sender gets through'),
+  settled: z
+    .boolean()
+    .describe(
+      'The workspace accepted new data after this refusal was last seen (`acceptedAt`): its cause is likely fixed',
+    ),
 });
 
 const refusals = z
@@ -230,8 +240,13 @@ const refusals = z
       .describe(
         "Refused requests since `since`, last seen first: the workspace's, and (for an admin token) those of no workspace",
       ),
+    acceptedAt: isoTime
+      .nullable()
+      .describe(
+        'When the workspace last accepted new data (null: never). A refusal last seen before it is `settled`: the Coverage page shows it calm, with its age, instead of as an alarm; a newer refusal makes it an alarm again',
+      ),
     withoutWorkspace: z
-      .object({ count: z.number(), lastSeen: isoTime.nullable() })
+      .object({ count: z.number(), lastSeen: isoTime.nullable(), settled: z.boolean() })
       .nullable()
       .describe(
         'Refusals of no workspace (no token, an unknown one), counted only: listed for admin tokens; null when listed or none',
@@ -306,12 +321,18 @@ const REFUSALS_DAYS = 7;
 async function refusalsOf(deps: ApiDeps, workspaceId: string, admin: boolean) {
   const db = deps.store.db;
   const since = new Date(Date.now() - REFUSALS_DAYS * 24 * 60 * 60 * 1000);
-  const [rows, without] = await Promise.all([
+  const [rows, without, accepted] = await Promise.all([
     recentRefusals(db, { workspaceId, since, withoutWorkspace: admin }),
     admin ? undefined : refusalsWithoutWorkspace(db, since),
+    lastAcceptedIngest(db, workspaceId),
   ]);
+  // Data accepted after a refusal: the sender (or one like it) got through since, so the refusal
+  // is history, not a lockout going on. A newer refusal is not settled, and alarms again.
+  const settled = (lastSeen: Date | null) =>
+    accepted !== null && lastSeen !== null && lastSeen < accepted;
   return {
     since: since.toISOString(),
+    acceptedAt: accepted?.toISOString() ?? null,
     items: rows.map((row) => ({
       workspace: row.workspaceId === NO_WORKSPACE ? null : row.workspaceId,
       status: row.status,
@@ -323,10 +344,15 @@ async function refusalsOf(deps: ApiDeps, workspaceId: string, admin: boolean) {
       firstSeen: row.firstSeen.toISOString(),
       lastSeen: row.lastSeen.toISOString(),
       hint: refusalHint(row, workspaceId),
+      settled: settled(row.lastSeen),
     })),
     withoutWorkspace:
       without && without.count > 0
-        ? { count: without.count, lastSeen: without.lastSeen?.toISOString() ?? null }
+        ? {
+            count: without.count,
+            lastSeen: without.lastSeen?.toISOString() ?? null,
+            settled: settled(without.lastSeen),
+          }
         : null,
   };
 }

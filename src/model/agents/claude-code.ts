@@ -4,6 +4,7 @@
  * Agent SDK runs it, so SDK apps are read as Claude Code.
  */
 import { CLAUDE_CODE_CALL_PRODUCERS } from '../window-catalog.ts';
+import { plural } from '../plural.ts';
 import type { AgentProfile } from './types.ts';
 
 const CLAUDE_CODE_INSTALL =
@@ -37,7 +38,7 @@ export const claudeCode = {
       ? "raise Claude Code's output limit with CLAUDE_CODE_MAX_OUTPUT_TOKENS (in the env block of ~/.claude/settings.json, e.g. 64000; the model's own cap still applies), or ask for the large file or edit in smaller pieces"
       : "raise Claude Code's output limit with CLAUDE_CODE_MAX_OUTPUT_TOKENS (in the env block of ~/.claude/settings.json, e.g. 64000; the model's own cap still applies), or ask for a shorter answer",
   cutToolUnknownHint: (calls) => {
-    const n = calls === 1 ? '1 response' : `${calls} responses`;
+    const n = plural(calls, 'response', 'responses', String);
     return `${n} cut at the output limit: Claude Code (and the Claude Agent SDK, which runs it) exports nothing for a tool call cut there, so such a cut is reported as a warning, not as a critical cut tool call naming the tool. Detailed beta tracing (ENABLE_BETA_TRACING_DETAILED=1) says whether the cut output was a tool call; importing the transcripts (rotscope import ~/.claude/projects) names the tool; ${CLAUDE_CODE_INSTALL}.`;
   },
 } as const satisfies AgentProfile;

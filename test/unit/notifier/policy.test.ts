@@ -203,7 +203,7 @@ describe('channel configuration', () => {
     });
     expect(patchChannelConfig(created.value.settings, [1])).toEqual({
       ok: false,
-      error: 'config: must be an object',
+      error: 'Channel settings must be an object',
     });
   });
 

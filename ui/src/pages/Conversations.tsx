@@ -10,6 +10,7 @@ import { Fullness } from '../conversations/Fullness.tsx';
 import { Streams } from '../conversations/Streams.tsx';
 import type { ConversationSummary } from '../conversations/types.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
+import { GettingStarted } from '../components/GettingStarted.tsx';
 import { usePaged, withQuery } from '../paging.ts';
 import { formatCost, formatTime, formatTokens, shortProject } from '../format.ts';
 import { href, redirect, type Route } from '../router.ts';
@@ -60,11 +61,14 @@ function ConversationList({ query }: { query: string }) {
       <ErrorMessage error={list.error} />
       {list.items.length === 0 && list.loading && <Loading what="conversations" />}
       {list.items.length === 0 && !list.loading && !list.error && (
-        <Empty>
-          {query
-            ? `No conversation, run or trace id or project contains “${query}”.`
-            : 'No conversations yet: send OpenTelemetry GenAI spans to /v1/traces.'}
-        </Empty>
+        <>
+          <Empty>
+            {query
+              ? `No conversation, run or trace id or project contains “${query}”.`
+              : 'No conversations yet.'}
+          </Empty>
+          {!query && <GettingStarted />}
+        </>
       )}
       {list.items.length > 0 && (
         <table className="conversations">

@@ -5,7 +5,9 @@
  * with the finding selected. `#/findings/<id>` (the link every channel sends) redirects there.
  */
 import { useMemo } from 'react';
+import { useApi } from '../api.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
+import { GettingStarted } from '../components/GettingStarted.tsx';
 import { detectorLabel } from '../findings/detectors.ts';
 import { FindingFilters, RANGES, type Filters } from '../findings/FindingFilters.tsx';
 import { FindingRedirect } from '../findings/FindingRedirect.tsx';
@@ -64,11 +66,14 @@ function FindingsList({ route }: { route: Route }) {
       <ErrorMessage error={list.error} />
       {list.items.length === 0 && list.loading && <Loading what="findings" />}
       {list.items.length === 0 && !list.loading && !list.error && (
-        <Empty>
-          {filtered
-            ? 'No finding matches these filters.'
-            : 'No findings yet: the detectors have not found context rot in the calls stored so far. The Coverage page says whether they can see what they need.'}
-        </Empty>
+        <>
+          <Empty>
+            {filtered
+              ? 'No finding matches these filters.'
+              : 'No findings yet: the detectors have not found context rot in the calls stored so far. The Coverage page says whether they can see what they need.'}
+          </Empty>
+          {!filtered && <NothingSentYet />}
+        </>
       )}
       {list.items.length > 0 && (
         <table className="findings">
@@ -116,4 +121,10 @@ function FindingsList({ route }: { route: Route }) {
       <LoadMore list={list} label="Older findings" />
     </section>
   );
+}
+
+/** The install steps, when no call at all is stored (findings may be few; calls should not be). */
+function NothingSentYet() {
+  const calls = useApi<{ items: unknown[] }>('/api/conversations?limit=1');
+  return calls.data?.items.length === 0 ? <GettingStarted /> : null;
 }

@@ -23,6 +23,7 @@ import {
 } from '../run/strip-model.ts';
 import type { Strip } from '../run/types.ts';
 import { WhatWasLost, type DropPlace } from '../run/WhatWasLost.tsx';
+import { plural } from '../../../src/model/plural.ts';
 
 export default function RunPage({ route }: { route: Route }) {
   const [section = 'runs', id = ''] = route.path;
@@ -67,12 +68,12 @@ function RunBody({
   return (
     <>
       <p className="run-meta muted">
-        {strip.calls.toLocaleString('en-US')} call{strip.calls === 1 ? '' : 's'}
+        {plural(strip.calls, 'call')}
         {strip.truncated ? ' (the first ones; more exist)' : ''}
         {strip.startedAt !== null ? ` · from ${formatTime(strip.startedAt)}` : ''}
         {strip.models.length > 0 ? ` · ${strip.models.join(', ')}` : ''}
-        {` · ${strip.streams.length} stream${strip.streams.length === 1 ? '' : 's'}`}
-        {agents.length > 0 ? ` (${agents.length} sub-agent${agents.length === 1 ? '' : 's'})` : ''}
+        {` · ${plural(strip.streams.length, 'stream')}`}
+        {agents.length > 0 ? ` (${plural(agents.length, 'sub-agent')})` : ''}
         {top ? ` · fullest call #${top.index + 1} at ${wholePercent(top.share)} of its window` : ''}
         {windowUnknown.length > 0 && (
           <span
