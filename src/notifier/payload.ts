@@ -161,6 +161,9 @@ export function testPayload(
     createdAt: at,
     updatedAt: at,
     late: false,
+    project: 'test-project',
+    acknowledgedAt: null,
+    acknowledgedNote: null,
     summary: 'Test message from rotscope: this channel works',
     details: { usage: 150_000, window: 200_000, percentage: 75, windowSource: 'catalog' },
   };

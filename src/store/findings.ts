@@ -24,11 +24,14 @@ export interface UpsertResult {
   severity: Severity;
 }
 
+/** A `findings` row with its conversation's project (read through {@link findingRows}). */
+export type FindingRow = Selectable<FindingsTable> & { project: string | null };
+
 /**
  * Maps a `findings` row to the model Finding, which is the Finding JSON of DESIGN §8: the one
  * mapper behind the API's answers and every channel's payload (src/notifier/payload.ts).
  */
-export function toFinding(row: Selectable<FindingsTable>): Finding {
+export function toFinding(row: FindingRow): Finding {
   return {
     id: String(row.id),
     workspace: row.workspace_id,
@@ -47,7 +50,28 @@ export function toFinding(row: Selectable<FindingsTable>): Finding {
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
     late: row.late,
+    project: row.project,
+    acknowledgedAt: row.acknowledged_at ? new Date(row.acknowledged_at).toISOString() : null,
+    acknowledgedNote: row.acknowledged_note,
   };
+}
+
+/**
+ * A workspace's findings with their conversation's project: the project is the conversation's
+ * (the latest its producer reported), read when the finding is, not copied onto it, so a
+ * finding made before the project was known names it once it is.
+ */
+function findingRows(db: Db, workspaceId: string) {
+  return db
+    .selectFrom('findings')
+    .leftJoin('conversations', (join) =>
+      join
+        .onRef('conversations.workspace_id', '=', 'findings.workspace_id')
+        .onRef('conversations.id', '=', 'findings.conversation_id'),
+    )
+    .selectAll('findings')
+    .select('conversations.project')
+    .where('findings.workspace_id', '=', workspaceId);
 }
 
 const INT8_MAX = 9_223_372_036_854_775_807n;
@@ -172,6 +196,10 @@ export interface FindingFilter {
   since?: Date | undefined;
   /** Created before this time. */
   until?: Date | undefined;
+  /** Its conversation's project, exactly as stored. */
+  project?: string | undefined;
+  /** Only acknowledged findings (true) or only those not acknowledged yet (false). */
+  acknowledged?: boolean | undefined;
 }
 
 /**
@@ -200,27 +228,30 @@ export async function listFindings(
   page: { limit: number; after?: FindingKey | undefined },
 ): Promise<FindingPage> {
   const limit = Math.min(Math.max(1, Math.trunc(page.limit)), MAX_FINDINGS_PAGE);
-  let query = db
-    .selectFrom('findings')
-    .selectAll()
-    .select(sql<string>`floor(extract(epoch FROM created_at) * 1000000)::bigint`.as('created_us'))
-    .where('workspace_id', '=', workspaceId);
-  if (filter.detector) query = query.where('detector', '=', filter.detector);
-  if (filter.severity) query = query.where('severity', '=', filter.severity);
-  if (filter.conversationId) query = query.where('conversation_id', '=', filter.conversationId);
-  if (filter.runId) query = query.where('run_id', '=', filter.runId);
-  if (filter.model) query = query.where('model', '=', filter.model);
-  if (filter.since) query = query.where('created_at', '>=', filter.since);
-  if (filter.until) query = query.where('created_at', '<', filter.until);
+  let query = findingRows(db, workspaceId).select(
+    sql<string>`floor(extract(epoch FROM findings.created_at) * 1000000)::bigint`.as('created_us'),
+  );
+  if (filter.detector) query = query.where('findings.detector', '=', filter.detector);
+  if (filter.severity) query = query.where('findings.severity', '=', filter.severity);
+  if (filter.conversationId)
+    query = query.where('findings.conversation_id', '=', filter.conversationId);
+  if (filter.runId) query = query.where('findings.run_id', '=', filter.runId);
+  if (filter.model) query = query.where('findings.model', '=', filter.model);
+  if (filter.since) query = query.where('findings.created_at', '>=', filter.since);
+  if (filter.until) query = query.where('findings.created_at', '<', filter.until);
+  if (filter.project !== undefined)
+    query = query.where('conversations.project', '=', filter.project);
+  if (filter.acknowledged !== undefined)
+    query = query.where('findings.acknowledged_at', filter.acknowledged ? 'is not' : 'is', null);
   if (page.after !== undefined) {
     const [micros, id] = page.after;
     query = query.where(
-      sql<boolean>`(created_at, id) < (timestamptz 'epoch' + ${micros}::bigint * interval '1 microsecond', ${id}::bigint)`,
+      sql<boolean>`(findings.created_at, findings.id) < (timestamptz 'epoch' + ${micros}::bigint * interval '1 microsecond', ${id}::bigint)`,
     );
   }
   const rows = await query
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
+    .orderBy('findings.created_at', 'desc')
+    .orderBy('findings.id', 'desc')
     .limit(limit + 1)
     .execute();
   const more = rows.length > limit;
@@ -239,11 +270,51 @@ export async function getFinding(
   id: string,
 ): Promise<Finding | undefined> {
   if (!isFindingId(id)) return undefined;
-  const row = await db
-    .selectFrom('findings')
-    .selectAll()
+  const row = await findingRows(db, workspaceId).where('findings.id', '=', id).executeTakeFirst();
+  return row ? toFinding(row) : undefined;
+}
+
+/** Longest note an acknowledgement keeps (characters). */
+export const MAX_ACKNOWLEDGEMENT_NOTE = 2000;
+
+/**
+ * Marks a finding acknowledged with a note, now (the database's clock); acknowledging again
+ * replaces the note and the time. Returns the finding as it is after, or undefined when it
+ * does not exist in the workspace.
+ */
+export async function acknowledgeFinding(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  note: string,
+): Promise<Finding | undefined> {
+  if (!isFindingId(id)) return undefined;
+  const updated = await db
+    .updateTable('findings')
+    .set({ acknowledged_at: sql<Date>`now()`, acknowledged_note: note })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .executeTakeFirst();
-  return row ? toFinding(row) : undefined;
+  if (Number(updated.numUpdatedRows) === 0) return undefined;
+  return getFinding(db, workspaceId, id);
+}
+
+/**
+ * Takes a finding's acknowledgement back (it lists as not acknowledged again). Returns the
+ * finding as it is after, or undefined when it does not exist in the workspace.
+ */
+export async function unacknowledgeFinding(
+  db: Db,
+  workspaceId: string,
+  id: string,
+): Promise<Finding | undefined> {
+  if (!isFindingId(id)) return undefined;
+  const updated = await db
+    .updateTable('findings')
+    .set({ acknowledged_at: null, acknowledged_note: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) === 0) return undefined;
+  return getFinding(db, workspaceId, id);
 }

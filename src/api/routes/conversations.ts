@@ -7,11 +7,17 @@ import { evaluationStatus, projectsOf } from '../../store/conversations.ts';
 import { nsToIso } from '../../model/telemetry.ts';
 import { z } from 'zod';
 import { DETECTOR_IDS } from '../../model/findings.ts';
-import { getConversation, getRun, listConversations } from '../../store/browse.ts';
+import {
+  getConversation,
+  getRun,
+  listConversations,
+  type ConversationKey,
+} from '../../store/browse.ts';
 import { getCoverage, type Coverage } from '../../reading/coverage.ts';
 import { overrideWindow } from '../../ingest/windows.ts';
 import { getAlertSettings } from '../../store/alerts.ts';
 import { NO_WORKSPACE, recentRefusals, refusalsWithoutWorkspace } from '../../store/refusals.ts';
+import { allPages, csvColumns, FORMAT_VALUES, sendCsv, wantsCsv } from '../csv.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { reasonText, refusalHint } from '../refusals.ts';
 import { cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
@@ -281,6 +287,9 @@ const coverageSchema = z.object({
   ),
 });
 
+/** Conversations per store page of a CSV export (the list's largest page). */
+const CSV_CONVERSATIONS_PAGE = 500;
+
 /** How far back the Coverage page lists refused requests. */
 const REFUSALS_DAYS = 7;
 
@@ -335,8 +344,12 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
     {
       config: { scope: 'read' },
       schema: {
+        description:
+          'Conversations, most recently active first, a page at a time. With `Accept: text/csv` or `?format=csv` the answer is CSV instead: a header row (the fields below, `id` first; lists joined by `; `, objects as JSON), one row per conversation of every page, `q` applied, streamed.',
         querystring: z.strictObject({
-          limit: limitQuery(500),
+          limit: limitQuery(500).describe(
+            'Page size (1..500, default 50); a CSV answer holds every page whatever it is.',
+          ),
           cursor: cursorQuery,
           q: z
             .string()
@@ -346,23 +359,38 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
             .describe(
               'Only conversations whose id, a run or trace id of theirs, or their project (folder or repository) contains this.',
             ),
+          format: z
+            .enum(FORMAT_VALUES)
+            .optional()
+            .describe(
+              'csv: every matching conversation (all pages) as CSV, as `Accept: text/csv` asks; json (default).',
+            ),
         }),
+        produces: ['application/json', 'text/csv'],
         response: { 200: pageOf(conversationSummary), 400: errorSchema },
       },
     },
-    async (request) => {
-      const page = await listConversations(db, request.workspaceId, {
-        limit: request.query.limit,
-        after: readCursor(request.query.cursor, ['bigint', 'text']),
-        search: request.query.q,
-      });
+    async (request, reply) => {
+      const after = readCursor(request.query.cursor, ['bigint', 'text']);
       // a model an override covers now is judged (the evaluator applies overrides as it reads)
       const { windowOverrides } = await getAlertSettings(db, request.workspaceId);
       const unknown = (model: string) => overrideWindow(model, windowOverrides) === null;
-      return toPage({
-        ...page,
-        items: page.items.map((c) => ({ ...c, windowUnknown: c.windowUnknown.filter(unknown) })),
-      });
+      const page = async (limit: number, at: ConversationKey | undefined) => {
+        const found = await listConversations(db, request.workspaceId, {
+          limit,
+          after: at,
+          search: request.query.q,
+        });
+        return {
+          ...found,
+          items: found.items.map((c) => ({ ...c, windowUnknown: c.windowUnknown.filter(unknown) })),
+        };
+      };
+      if (wantsCsv(request.query.format, request.headers.accept)) {
+        const pages = allPages(after, (at) => page(CSV_CONVERSATIONS_PAGE, at));
+        return sendCsv(request, reply, 'conversations', csvColumns(conversationSummary), pages);
+      }
+      return toPage(await page(request.query.limit, after));
     },
   );
 

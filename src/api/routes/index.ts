@@ -10,6 +10,7 @@ import { conversationsRoutes } from './conversations.ts';
 import { deliveriesRoutes } from './deliveries.ts';
 import { findingsRoutes } from './findings.ts';
 import { importRoutes } from './import.ts';
+import { mutesRoutes } from './mutes.ts';
 import { stripRoutes } from './strip.ts';
 import { tokensRoutes } from './tokens.ts';
 
@@ -22,4 +23,5 @@ export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   deliveriesRoutes,
   tokensRoutes,
   importRoutes,
+  mutesRoutes,
 ];
