@@ -287,9 +287,6 @@ const coverageSchema = z.object({
   ),
 });
 
-/** Conversations per store page of a CSV export (the list's largest page). */
-const CSV_CONVERSATIONS_PAGE = 500;
-
 /** How far back the Coverage page lists refused requests. */
 const REFUSALS_DAYS = 7;
 
@@ -348,7 +345,7 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
           'Conversations, most recently active first, a page at a time. With `Accept: text/csv` or `?format=csv` the answer is CSV instead: a header row (the fields below, `id` first; lists joined by `; `, objects as JSON), one row per conversation of every page, `q` applied, streamed.',
         querystring: z.strictObject({
           limit: limitQuery(500).describe(
-            'Page size (1..500, default 50); a CSV answer holds every page whatever it is.',
+            'Page size (1..500, default 50); for CSV, how many rows are read at a time (every page is sent).',
           ),
           cursor: cursorQuery,
           q: z
@@ -387,7 +384,7 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
         };
       };
       if (wantsCsv(request.query.format, request.headers.accept)) {
-        const pages = allPages(after, (at) => page(CSV_CONVERSATIONS_PAGE, at));
+        const pages = allPages(after, (at) => page(request.query.limit, at));
         return sendCsv(request, reply, 'conversations', csvColumns(conversationSummary), pages);
       }
       return toPage(await page(request.query.limit, after));

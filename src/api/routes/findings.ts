@@ -41,7 +41,7 @@ const listQuery = z.strictObject({
   since: z.iso.datetime({ offset: true }).optional().describe('Created at or after.'),
   until: z.iso.datetime({ offset: true }).optional().describe('Created before.'),
   limit: limitQuery(MAX_FINDINGS_PAGE).describe(
-    'Page size (1..200, default 50); a CSV answer holds every page whatever it is.',
+    'Page size (1..200, default 50); for CSV, how many rows are read at a time (every page is sent).',
   ),
   cursor: cursorQuery,
   format: z
@@ -94,7 +94,7 @@ export const findingsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       };
       if (wantsCsv(format, request.headers.accept)) {
         const pages = allPages<Finding, FindingKey>(after, (at) =>
-          listFindings(db, request.workspaceId, where, { limit: MAX_FINDINGS_PAGE, after: at }),
+          listFindings(db, request.workspaceId, where, { limit, after: at }),
         );
         return sendCsv(request, reply, 'findings', csvColumns(findingSchema), pages);
       }
