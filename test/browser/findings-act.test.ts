@@ -2,9 +2,10 @@
  * Acting on findings in the console (issue 37 §2, §3), in Chromium against a real `rotscope
  * serve`: conversations of two projects send calls over OTLP/HTTP JSON, the evaluator finds
  * context too full in each, and on the Findings page the project filter narrows the list to the
- * findings the API's `?project=` answers (each row names its project); on a finding's run view a
- * note acknowledges it (the API then says so), the list marks it, and `Not acknowledged` leaves
- * it out.
+ * findings the API's `?project=` answers (each row names its project), and "Mute new findings
+ * like these" makes the mute the API then lists (Delete ends it); on a finding's run view a note
+ * acknowledges it (the API then says so), the list marks it, and `Not acknowledged` leaves it
+ * out.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,7 +83,7 @@ describe.skipIf(browserMissing)('acting on findings in the console', () => {
     await rotscope?.stop();
   });
 
-  it('filters findings by project, acknowledges one with a note, and marks it', async () => {
+  it('filters findings by project, mutes them, acknowledges one with a note, and marks it', async () => {
     const { page, context, problems } = await openConsole(browser, `${rotscope.url}/#/findings`);
     const shown = () =>
       page
@@ -108,6 +109,28 @@ describe.skipIf(browserMissing)('acting on findings in the console', () => {
     );
     expect(new URL(page.url()).hash).toContain(`project=${encodeURIComponent(ALPHA)}`);
     await screenshot(page, 'findings-project');
+
+    // mute what the filters name: the API holds the same mute; Delete ends it
+    await page.getByLabel('How long').selectOption('7d');
+    await page.getByRole('button', { name: 'Mute new findings like these' }).click();
+    const muted = page.locator('.mute-list li[data-mute]');
+    await muted.first().waitFor();
+    const mutes = (await (await fetch(`${rotscope.url}/api/mutes`)).json()) as {
+      items: Array<{ id: string; until: string }>;
+    };
+    expect(mutes.items).toEqual([
+      expect.objectContaining({ detector: null, project: ALPHA, model: null, active: true }),
+    ]);
+    const days = (Date.parse(mutes.items[0]!.until) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(6.9);
+    expect(days).toBeLessThan(7.01);
+    expect(await muted.getAttribute('data-mute')).toBe(mutes.items[0]!.id);
+    expect(await muted.textContent()).toContain(`Muted: any detector · ${ALPHA} · any model`);
+    await screenshot(page, 'findings-muted');
+    await muted.getByRole('button', { name: 'Delete' }).click();
+    await eventually(async () => expect(await muted.count()).toBe(0));
+    const after = (await (await fetch(`${rotscope.url}/api/mutes`)).json()) as { items: unknown[] };
+    expect(after.items).toEqual([]);
 
     // open one (its run view, the finding selected) and acknowledge it with a note
     const target = alpha.find((f) => f.conversationId === 'alpha-1')!;

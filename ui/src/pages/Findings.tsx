@@ -3,7 +3,8 @@
  * acknowledged or not (the filters live in the route: `#/findings?detector=history_lost&range=24h`;
  * `limit` sets the page size). Pages follow the API's cursor ("Older findings"). Each row links
  * to its run with the finding selected, where it can be acknowledged; an acknowledged one is
- * marked, its note in the mark's tooltip. "Download CSV" is the same list, every page, as CSV.
+ * marked, its note in the mark's tooltip. "Download CSV" is the same list, every page, as CSV;
+ * "Mute new findings like these" mutes what the filters name (../findings/Mutes.tsx).
  * `#/findings/<id>` (the link every channel sends) redirects to its run.
  */
 import { useMemo } from 'react';
@@ -11,6 +12,7 @@ import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
 import { detectorLabel } from '../findings/detectors.ts';
 import { FindingFilters, RANGES, type Filters } from '../findings/FindingFilters.tsx';
 import { FindingRedirect } from '../findings/FindingRedirect.tsx';
+import { Mutes } from '../findings/Mutes.tsx';
 import { usePaged, withQuery } from '../paging.ts';
 import { findingTarget, type Finding } from '../findings/types.ts';
 import { formatTime, severityClass } from '../format.ts';
@@ -75,6 +77,7 @@ function FindingsList({ route }: { route: Route }) {
           redirect(['findings'], { ...next, limit: route.query.get('limit') ?? undefined })
         }
       />
+      <Mutes filters={{ detector, project, model }} />
       <p className="export">
         <a href={`${path}${path.includes('?') ? '&' : '?'}format=csv`} download="findings.csv">
           Download CSV
