@@ -64,7 +64,9 @@ export function csvStream<Item extends object>(
 
 /**
  * Every page of a cursor-paged store list, from `first` on: `read(after)` returns a page and
- * the key of the next one (null at the end).
+ * the key of the next one (null at the end). Between pages it lets the event loop run: on
+ * PGlite a query resolves without any I/O between, so a long export would otherwise hold the
+ * process (other requests, and the client's own reads when it shares the process) until done.
  */
 export async function* allPages<Item, Key>(
   first: Key | undefined,
@@ -76,7 +78,19 @@ export async function* allPages<Item, Key>(
     yield page.items;
     if (page.next === null) return;
     after = page.next;
+    await new Promise((resolve) => setImmediate(resolve));
   }
+}
+
+/**
+ * How many rows a CSV export reads at a time: the request's `limit` when it gives one (a client
+ * that pages small), else `max`, the list's largest page: the default page size of the JSON
+ * list (50) made an export of 20,000 findings on PGlite take 7.7 s instead of 2.5 s.
+ */
+export function csvReadSize(requestUrl: string, limit: number, max: number): number {
+  const at = requestUrl.indexOf('?');
+  const given = at >= 0 && new URLSearchParams(requestUrl.slice(at + 1)).has('limit');
+  return given ? limit : max;
 }
 
 /** The media types of an Accept header with their weights, in the order written. */

@@ -4,6 +4,7 @@
  * the `acknowledged` filter; mutes (create, list, delete; bad ones refused with the reason); CSV
  * of findings and conversations, every page, filters applied, quoted as RFC 4180 says.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FindingDraft } from '../../src/model/findings.ts';
 import { upsertFinding } from '../../src/store/findings.ts';
@@ -359,6 +360,30 @@ describe('CSV export', () => {
     expect(records.map((r) => r.id)).toEqual(json);
     expect(parseCsv(csv.text)[0]![0]).toBe('id');
     expect(records.every((r) => r.detector === 'output_cut_off')).toBe(true);
+  });
+
+  it('without a limit, reads the largest page at a time and still sends every page', async () => {
+    const db = server.store.db;
+    const bulk = (await createToken(db, 'bulk', 'read')).token;
+    await sql`INSERT INTO findings (workspace_id, detector, anchor, severity, conversation_id,
+        stream_key, run_id, trace_id, span_id, summary, created_at)
+      SELECT 'bulk', 'output_cut_off', 'bulk-' || g, 'info', 'conv-' || (g % 7), 's', 'r', 't',
+        's' || g, 'Output cut off, #' || g, now() - g * interval '1 millisecond'
+      FROM generate_series(1, 450) g`.execute(db);
+    const counted = await db
+      .selectFrom('findings')
+      .where('workspace_id', '=', 'bulk')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    const csv = await call('GET', '/api/findings?format=csv', { token: bulk });
+    const records = csvRecords(csv.text);
+    expect(records).toHaveLength(Number(counted.n));
+    expect(new Set(records.map((r) => r.id)).size).toBe(450);
+    expect(records.map((r) => r.summary).slice(0, 2)).toEqual([
+      'Output cut off, #1',
+      'Output cut off, #2',
+    ]);
+    expect(records.at(-1)!.summary).toBe('Output cut off, #450');
   });
 
   it('answers CSV for Accept: text/csv, filters applied, fields quoted and read back whole', async () => {

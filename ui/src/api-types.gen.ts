@@ -215,7 +215,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Page size (1..500, default 50); for CSV, how many rows are read at a time (every page is sent). */
+          /** @description Page size (1..500, default 50); for CSV, how many rows are read at a time (default 500; every page is sent). */
           limit?: number;
           /** @description The `next` of the previous page. */
           cursor?: string;
@@ -739,7 +739,7 @@ export interface paths {
           since?: string;
           /** @description Created before. */
           until?: string;
-          /** @description Page size (1..200, default 50); for CSV, how many rows are read at a time (every page is sent). */
+          /** @description Page size (1..200, default 50); for CSV, how many rows are read at a time (default 200; every page is sent). */
           limit?: number;
           /** @description The `next` of the previous page. */
           cursor?: string;

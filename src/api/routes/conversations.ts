@@ -17,7 +17,7 @@ import { getCoverage, type Coverage } from '../../reading/coverage.ts';
 import { overrideWindow } from '../../ingest/windows.ts';
 import { getAlertSettings } from '../../store/alerts.ts';
 import { NO_WORKSPACE, recentRefusals, refusalsWithoutWorkspace } from '../../store/refusals.ts';
-import { allPages, csvColumns, FORMAT_VALUES, sendCsv, wantsCsv } from '../csv.ts';
+import { allPages, csvColumns, csvReadSize, FORMAT_VALUES, sendCsv, wantsCsv } from '../csv.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { reasonText, refusalHint } from '../refusals.ts';
 import { cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
@@ -287,6 +287,9 @@ const coverageSchema = z.object({
   ),
 });
 
+/** Largest page of `GET /api/conversations`. */
+const MAX_CONVERSATIONS_PAGE = 500;
+
 /** How far back the Coverage page lists refused requests. */
 const REFUSALS_DAYS = 7;
 
@@ -344,8 +347,8 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
         description:
           'Conversations, most recently active first, a page at a time. With `Accept: text/csv` or `?format=csv` the answer is CSV instead: a header row (the fields below, `id` first; lists joined by `; `, objects as JSON), one row per conversation of every page, `q` applied, streamed.',
         querystring: z.strictObject({
-          limit: limitQuery(500).describe(
-            'Page size (1..500, default 50); for CSV, how many rows are read at a time (every page is sent).',
+          limit: limitQuery(MAX_CONVERSATIONS_PAGE).describe(
+            'Page size (1..500, default 50); for CSV, how many rows are read at a time (default 500; every page is sent).',
           ),
           cursor: cursorQuery,
           q: z
@@ -384,7 +387,8 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
         };
       };
       if (wantsCsv(request.query.format, request.headers.accept)) {
-        const pages = allPages(after, (at) => page(request.query.limit, at));
+        const size = csvReadSize(request.url, request.query.limit, MAX_CONVERSATIONS_PAGE);
+        const pages = allPages(after, (at) => page(size, at));
         return sendCsv(request, reply, 'conversations', csvColumns(conversationSummary), pages);
       }
       return toPage(await page(request.query.limit, after));

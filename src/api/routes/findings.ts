@@ -14,7 +14,7 @@ import {
   unacknowledgeFinding,
   type FindingKey,
 } from '../../store/findings.ts';
-import { allPages, csvColumns, FORMAT_VALUES, sendCsv, wantsCsv } from '../csv.ts';
+import { allPages, csvColumns, csvReadSize, FORMAT_VALUES, sendCsv, wantsCsv } from '../csv.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { cursorQuery, errorSchema, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
@@ -41,7 +41,7 @@ const listQuery = z.strictObject({
   since: z.iso.datetime({ offset: true }).optional().describe('Created at or after.'),
   until: z.iso.datetime({ offset: true }).optional().describe('Created before.'),
   limit: limitQuery(MAX_FINDINGS_PAGE).describe(
-    'Page size (1..200, default 50); for CSV, how many rows are read at a time (every page is sent).',
+    'Page size (1..200, default 50); for CSV, how many rows are read at a time (default 200; every page is sent).',
   ),
   cursor: cursorQuery,
   format: z
@@ -93,8 +93,9 @@ export const findingsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
         acknowledged: acknowledged === undefined ? undefined : acknowledged === 'true',
       };
       if (wantsCsv(format, request.headers.accept)) {
+        const size = csvReadSize(request.url, limit, MAX_FINDINGS_PAGE);
         const pages = allPages<Finding, FindingKey>(after, (at) =>
-          listFindings(db, request.workspaceId, where, { limit, after: at }),
+          listFindings(db, request.workspaceId, where, { limit: size, after: at }),
         );
         return sendCsv(request, reply, 'findings', csvColumns(findingSchema), pages);
       }

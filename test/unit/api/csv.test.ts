@@ -3,7 +3,14 @@
  * which requests ask for CSV, and paging through a cursor list to its end.
  */
 import { describe, expect, it } from 'vitest';
-import { allPages, csvField, csvLine, csvStream, wantsCsv } from '../../../src/api/csv.ts';
+import {
+  allPages,
+  csvField,
+  csvLine,
+  csvReadSize,
+  csvStream,
+  wantsCsv,
+} from '../../../src/api/csv.ts';
 
 describe('csvField', () => {
   it.each([
@@ -73,5 +80,14 @@ describe('allPages and csvStream', () => {
     let text = '';
     for await (const chunk of csvStream(['id'], pages)) text += String(chunk);
     expect(text).toBe('id\r\n');
+  });
+});
+
+describe('csvReadSize', () => {
+  it("reads the request's limit at a time when it gives one, else the largest page", () => {
+    expect(csvReadSize('/api/findings?format=csv&limit=2', 2, 200)).toBe(2);
+    expect(csvReadSize('/api/findings?format=csv', 50, 200)).toBe(200);
+    expect(csvReadSize('/api/findings', 50, 200)).toBe(200);
+    expect(csvReadSize('/api/findings?q=limit', 50, 200)).toBe(200);
   });
 });
