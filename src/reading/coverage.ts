@@ -9,8 +9,8 @@
 import { DETECTOR_NEEDS } from '../detectors/registry.ts';
 import { contextWindowFor, overrideWindow } from '../ingest/windows.ts';
 import {
-  AGENT_NAMES,
   agentLimits,
+  agentName,
   agentOf,
   coverageHint,
   cutToolUnknownHint,
@@ -222,7 +222,7 @@ function producerCoverage(
       : unknownCut;
   return {
     producer,
-    agent: agent ? AGENT_NAMES[agent] : null,
+    agent: agent ? agentName(agent) : null,
     calls,
     covered,
     blind: detectors.filter((d) => covered[d] === 0),

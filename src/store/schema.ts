@@ -121,6 +121,11 @@ export interface LlmCallsTable {
    * content.
    */
   input_messages: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * Migration 0150: what the producer said the call cost (US dollars; Claude Code's `cost_usd`),
+   * null when it did not say. Never computed by rotscope.
+   */
+  cost_usd: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ToolResultsTable {

@@ -465,6 +465,8 @@ describe('CSV export', () => {
       models: 'claude-sonnet-4-5',
       project: '/srv/app/csv-c',
     });
+    // every field of the list is a column, those added later too (the reported cost: none here)
+    expect(records[0]).toMatchObject({ costUsd: '' });
     const all = csvRecords(
       (await call('GET', '/api/conversations?limit=2', { headers: { accept: 'text/csv' } })).text,
     );

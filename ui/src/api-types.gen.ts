@@ -269,6 +269,8 @@ export interface paths {
                     keptOutTokens: number;
                   }[];
                 } | null;
+                /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
+                costUsd: number | null;
                 streams: number;
                 findings: number;
                 /** @description The main thread first, then each sub-agent. */
@@ -326,6 +328,8 @@ export interface paths {
                     keptOutTokens: number;
                   }[];
                 } | null;
+                /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
+                costUsd: number | null;
                 streams: number;
                 findings: number;
                 /** @description The main thread first, then each sub-agent. */
@@ -437,6 +441,8 @@ export interface paths {
                   keptOutTokens: number;
                 }[];
               } | null;
+              /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
+              costUsd: number | null;
               /** @description Where it runs (working directory or repository); null when unknown. */
               project: string | null;
               /** @description Where the evaluation of this conversation stands: poll until pending is false to read settled findings. */
@@ -3151,6 +3157,252 @@ export interface paths {
         };
       };
     };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/trends': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description Conversations over time, split by a key: per bucket (UTC day or ISO week of each conversation's first call, which carries all its calls, cost and findings), findings per detector, calls, reported cost and tokens over the usage threshold. Buckets without conversations are left out. The same figures are in reporting_v1.conversation_trends and trends_daily. */
+    get: {
+      parameters: {
+        query?: {
+          /** @description What to split by; default model. */
+          by?: 'model' | 'agent' | 'agentVersion' | 'project';
+          /** @description day or week; default day. */
+          bucket?: 'day' | 'week';
+          /** @description How far back, counting today (UTC): a whole number of days, 1..366; default 30. */
+          days?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * Format: date-time
+               * @description The start of the range: midnight UTC, days - 1 days ago.
+               */
+              from: string;
+              /**
+               * Format: date-time
+               * @description When the answer was made (the end of the range).
+               */
+              to: string;
+              /** @description The workspace usage threshold tokensOverThreshold was counted at. */
+              usageThreshold: number;
+              /** @description By bucket, then key (null last). */
+              items: {
+                /** @description The first day of the bucket, YYYY-MM-DD (UTC); a Monday for weeks. */
+                bucket: string;
+                /** @description The value of `by` for these conversations: the model of the first main call; the coding agent (Claude Code, ...); the agent with its version; the project. null when they do not say (no project reported; a library or SDK, not a coding agent). */
+                key: string | null;
+                /** @description Conversations whose first call falls in the bucket. */
+                conversations: number;
+                /** @description All the calls of those conversations. */
+                calls: number;
+                /** @description Findings of those conversations, per detector. */
+                findings: {
+                  context_too_full: number;
+                  tool_takeover: number;
+                  history_lost: number;
+                  output_cut_off: number;
+                };
+                /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
+                costUsd: number | null;
+                /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
+                tokensOverThreshold: number;
+              }[];
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/trends/before-after': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description Did the change help: the conversations begun in the `days` days before a moment against those begun in the `days` days from it, each side with its counts and findings per 100 conversations. A side with fewer than 20 conversations is too few to tell, and the verdict says so. */
+    get: {
+      parameters: {
+        query: {
+          /** @description The moment: a date (YYYY-MM-DD, midnight UTC), a date-time with an offset, or `guard` for the first guard decision stored. */
+          at: string | 'guard';
+          /** @description The length of each side: a whole number of days, 1..366; default 14. */
+          days?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** Format: date-time */
+              at: string;
+              /** @enum {string} */
+              atSource: 'date' | 'guard';
+              days: number;
+              minConversations: number;
+              usageThreshold: number;
+              before: {
+                /** Format: date-time */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description The side holds conversations whose first call is in [from, to).
+                 */
+                to: string;
+                conversations: number;
+                calls: number;
+                findings: {
+                  context_too_full: number;
+                  tool_takeover: number;
+                  history_lost: number;
+                  output_cut_off: number;
+                };
+                /** @description Findings per 100 conversations, per detector; null without conversations. */
+                per100: {
+                  context_too_full: number | null;
+                  tool_takeover: number | null;
+                  history_lost: number | null;
+                  output_cut_off: number | null;
+                };
+                /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
+                costUsd: number | null;
+                /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
+                tokensOverThreshold: number;
+                /** @description At least 20 conversations: enough to compare the rates. */
+                enough: boolean;
+              };
+              after: {
+                /** Format: date-time */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description The side holds conversations whose first call is in [from, to).
+                 */
+                to: string;
+                conversations: number;
+                calls: number;
+                findings: {
+                  context_too_full: number;
+                  tool_takeover: number;
+                  history_lost: number;
+                  output_cut_off: number;
+                };
+                /** @description Findings per 100 conversations, per detector; null without conversations. */
+                per100: {
+                  context_too_full: number | null;
+                  tool_takeover: number | null;
+                  history_lost: number | null;
+                  output_cut_off: number | null;
+                };
+                /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
+                costUsd: number | null;
+                /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
+                tokensOverThreshold: number;
+                /** @description At least 20 conversations: enough to compare the rates. */
+                enough: boolean;
+              };
+              /** @description Whether there are enough conversations to tell, plainly. */
+              verdict: string;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;

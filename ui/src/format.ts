@@ -48,3 +48,17 @@ export function shortProject(project: string): string {
     .filter((part) => part !== '');
   return parts.length <= 2 ? project : `…/${parts.slice(-2).join('/')}`;
 }
+
+/**
+ * A cost the producer reported, in US dollars: "$0.0063" under a dollar (a call costs cents or
+ * less), "$12.40" from one; "–" when none was reported (rotscope never prices a call).
+ */
+export function formatCost(usd: number | null | undefined): string {
+  if (usd === null || usd === undefined || !Number.isFinite(usd)) return '–';
+  return `$${usd.toFixed(Math.abs(usd) < 1 ? 4 : 2)}`;
+}
+
+/** "12.5" for a rate per 100 conversations (one decimal); "–" without conversations. */
+export function formatRate(rate: number | null): string {
+  return rate === null ? '–' : (Math.round(rate * 10) / 10).toString();
+}

@@ -8,6 +8,7 @@ import { nsToIso } from '../../model/telemetry.ts';
 import { z } from 'zod';
 import { DETECTOR_IDS } from '../../model/findings.ts';
 import {
+  conversationCost,
   getConversation,
   getRun,
   listConversations,
@@ -45,6 +46,13 @@ const guardSummarySchema = z
   .nullable()
   .describe("What Claude Code's tool-result guard did in this conversation; null when nothing.");
 
+const costUsdSchema = z
+  .number()
+  .nullable()
+  .describe(
+    "What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself.",
+  );
+
 const conversationSummary = z.object({
   id: z.string(),
   calls: z.number(),
@@ -75,6 +83,7 @@ const conversationSummary = z.object({
     ),
   producers: z.array(z.string()).describe('The producer conventions of its calls.'),
   guard: guardSummarySchema,
+  costUsd: costUsdSchema,
   streams: z.number(),
   findings: z.number(),
   streamList: z
@@ -404,6 +413,7 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
         response: {
           200: callsAndCompactions.extend({
             guard: guardSummarySchema,
+            costUsd: costUsdSchema,
             project: z
               .string()
               .nullable()
@@ -423,10 +433,12 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
       const guard = await guardSummary(db, request.workspaceId, request.params.id);
       const projects = await projectsOf(db, request.workspaceId, [request.params.id]);
       const status = await evaluationStatus(db, request.workspaceId, request.params.id);
+      const costUsd = await conversationCost(db, request.workspaceId, request.params.id);
       return {
         id: request.params.id,
         ...found,
         guard,
+        costUsd,
         project: projects.get(request.params.id) ?? null,
         evaluation: {
           pending: status?.pending ?? true,

@@ -13,6 +13,7 @@ import { importRoutes } from './import.ts';
 import { mutesRoutes } from './mutes.ts';
 import { stripRoutes } from './strip.ts';
 import { tokensRoutes } from './tokens.ts';
+import { trendsRoutes } from './trends.ts';
 
 export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   conversationsRoutes,
@@ -24,4 +25,5 @@ export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   tokensRoutes,
   importRoutes,
   mutesRoutes,
+  trendsRoutes,
 ];

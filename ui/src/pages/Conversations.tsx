@@ -11,7 +11,7 @@ import { Streams } from '../conversations/Streams.tsx';
 import type { ConversationSummary } from '../conversations/types.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
 import { usePaged, withQuery } from '../paging.ts';
-import { formatTime, formatTokens, shortProject } from '../format.ts';
+import { formatCost, formatTime, formatTokens, shortProject } from '../format.ts';
 import { href, redirect, type Route } from '../router.ts';
 import { LoadMore } from '../components/LoadMore.tsx';
 import RunPage from './Run.tsx';
@@ -77,6 +77,9 @@ function ConversationList({ query }: { query: string }) {
               <th>Models</th>
               <th>Streams</th>
               <th>Findings</th>
+              <th title="What the producer reported the calls cost (Claude Code does); – when it did not">
+                Cost
+              </th>
               <th>Runs</th>
             </tr>
           </thead>
@@ -126,6 +129,9 @@ function ConversationList({ query }: { query: string }) {
                   ) : (
                     <span className="muted">0</span>
                   )}
+                </td>
+                <td className="conversation-cost" data-cost={conversation.costUsd ?? ''}>
+                  {formatCost(conversation.costUsd)}
                 </td>
                 <td>
                   <div className="runs">
