@@ -211,14 +211,18 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /** @description Conversations, most recently active first, a page at a time. With `Accept: text/csv` or `?format=csv` the answer is CSV instead: a header row (the fields below, `id` first; lists joined by `; `, objects as JSON), one row per conversation of every page, `q` applied, streamed. */
     get: {
       parameters: {
         query?: {
+          /** @description Page size (1..500, default 50); for CSV, how many rows are read at a time (default 500; every page is sent). */
           limit?: number;
           /** @description The `next` of the previous page. */
           cursor?: string;
           /** @description Only conversations whose id, a run or trace id of theirs, or their project (folder or repository) contains this. */
           q?: string;
+          /** @description csv: every matching conversation (all pages) as CSV, as `Accept: text/csv` asks; json (default). */
+          format?: 'json' | 'csv';
         };
         header?: never;
         path?: never;
@@ -291,6 +295,65 @@ export interface paths {
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
             };
+            'text/csv': {
+              items: {
+                id: string;
+                calls: number;
+                firstCallAt: string | null;
+                lastCallAt: string | null;
+                maxContextTokens: number | null;
+                /** @description The fullest call's usage as a share of its window; null when no call knows both. */
+                fullestShare: number | null;
+                models: string[];
+                /** @description Models of its calls with token counts and no window (no source knows it, no window override covers it): context_too_full does not judge those calls; the console says "window unknown". */
+                windowUnknown: string[];
+                /** @description The coding agent that ran it, with its version when sent ("Claude Code 2.1.332"); null for a library or SDK. */
+                agent: string | null;
+                /** @description Where it runs: the working directory or repository its producer last reported; null when none did. */
+                project: string | null;
+                /** @description The producer conventions of its calls. */
+                producers: string[];
+                /** @description What Claude Code's tool-result guard did in this conversation; null when nothing. */
+                guard: {
+                  /** @description Whole-file Reads the guard narrowed to a range. */
+                  narrowed: number;
+                  /** @description Results over their budget the model was told about. */
+                  warned: number;
+                  /** @description Tokens the narrowed reads kept out of the context (bytes / 4). */
+                  keptOutTokens: number;
+                  tools: {
+                    tool: string;
+                    narrowed: number;
+                    warned: number;
+                    keptOutTokens: number;
+                  }[];
+                } | null;
+                /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
+                costUsd: number | null;
+                streams: number;
+                findings: number;
+                /** @description The main thread first, then each sub-agent. */
+                streamList: {
+                  key: string;
+                  /** @enum {string} */
+                  kind: 'main' | 'sub-agent';
+                  agentId: string | null;
+                  calls: number;
+                  /** @description Calls beside the main loop (compaction, titles, ...). */
+                  sideCalls: number;
+                }[];
+                sideCalls: number;
+                runCount: number;
+                /** @description The first 50 runs by start. */
+                runs: {
+                  id: string;
+                  calls: number;
+                  firstCallAt: string | null;
+                }[];
+              }[];
+              /** @description Pass as `?cursor=` for the next page; null at the end. */
+              next: string | null;
+            };
           };
         };
         /** @description Default Response */
@@ -300,6 +363,17 @@ export interface paths {
           };
           content: {
             'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+            'text/csv': {
               /** @description A stable code: bad_request, not_found, forbidden, ... */
               error: string;
               message: string;
@@ -658,6 +732,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /** @description Findings newest first, a page at a time. With `Accept: text/csv` or `?format=csv` the answer is CSV instead: a header row (the Finding fields, `id` first; `details` as JSON), one row per finding of every page, the filters applied, streamed. */
     get: {
       parameters: {
         query?: {
@@ -667,13 +742,20 @@ export interface paths {
           runId?: string;
           /** @description The model the finding names, exactly. */
           model?: string;
+          /** @description Its conversation's project exactly as stored: the working directory or repository URL (`/srv/app/alpha-svc`). */
+          project?: string;
+          /** @description true: only acknowledged findings; false: only those nobody acknowledged yet. */
+          acknowledged?: 'true' | 'false';
           /** @description Created at or after. */
           since?: string;
           /** @description Created before. */
           until?: string;
+          /** @description Page size (1..200, default 50); for CSV, how many rows are read at a time (default 200; every page is sent). */
           limit?: number;
           /** @description The `next` of the previous page. */
           cursor?: string;
+          /** @description csv: every matching finding (all pages) as CSV, as `Accept: text/csv` asks; json (default). */
+          format?: 'json' | 'csv';
         };
         header?: never;
         path?: never;
@@ -716,6 +798,51 @@ export interface paths {
                 };
                 /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
                 late: boolean;
+                /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+                project: string | null;
+                /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+                acknowledgedAt: string | null;
+                /** @description The note written when it was acknowledged; null until. */
+                acknowledgedNote: string | null;
+              }[];
+              /** @description Pass as `?cursor=` for the next page; null at the end. */
+              next: string | null;
+            };
+            'text/csv': {
+              items: {
+                id: string;
+                /** @enum {string} */
+                detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+                /** @enum {string} */
+                severity: 'info' | 'warning' | 'critical';
+                kind: string | null;
+                workspace: string;
+                conversationId: string;
+                streamKey: string;
+                runId: string;
+                /** @description Unique per detector within the workspace. */
+                anchor: string;
+                traceId: string;
+                spanId: string;
+                model: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                updatedAt: string;
+                /** @description One human-readable line, counts and names only. */
+                summary: string;
+                /** @description The numbers the detector reports. */
+                details: {
+                  [key: string]: unknown;
+                };
+                /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
+                late: boolean;
+                /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+                project: string | null;
+                /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+                acknowledgedAt: string | null;
+                /** @description The note written when it was acknowledged; null until. */
+                acknowledgedNote: string | null;
               }[];
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
@@ -729,6 +856,17 @@ export interface paths {
           };
           content: {
             'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+            'text/csv': {
               /** @description A stable code: bad_request, not_found, forbidden, ... */
               error: string;
               message: string;
@@ -803,6 +941,12 @@ export interface paths {
               };
               /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
               late: boolean;
+              /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+              project: string | null;
+              /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+              acknowledgedAt: string | null;
+              /** @description The note written when it was acknowledged; null until. */
+              acknowledgedNote: string | null;
             };
           };
         };
@@ -830,6 +974,198 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/findings/{id}/acknowledge': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** @description Acknowledges a finding with a note: it lists as acknowledged (`?acknowledged=true`) and the console marks it. Acknowledging again replaces the note and the time. */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description What was done or decided (1..2000 characters). */
+            note: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              /** @enum {string} */
+              detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+              /** @enum {string} */
+              severity: 'info' | 'warning' | 'critical';
+              kind: string | null;
+              workspace: string;
+              conversationId: string;
+              streamKey: string;
+              runId: string;
+              /** @description Unique per detector within the workspace. */
+              anchor: string;
+              traceId: string;
+              spanId: string;
+              model: string | null;
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+              /** @description One human-readable line, counts and names only. */
+              summary: string;
+              /** @description The numbers the detector reports. */
+              details: {
+                [key: string]: unknown;
+              };
+              /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
+              late: boolean;
+              /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+              project: string | null;
+              /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+              acknowledgedAt: string | null;
+              /** @description The note written when it was acknowledged; null until. */
+              acknowledgedNote: string | null;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    /** @description Takes an acknowledgement back: the finding lists as not acknowledged again. */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              /** @enum {string} */
+              detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+              /** @enum {string} */
+              severity: 'info' | 'warning' | 'critical';
+              kind: string | null;
+              workspace: string;
+              conversationId: string;
+              streamKey: string;
+              runId: string;
+              /** @description Unique per detector within the workspace. */
+              anchor: string;
+              traceId: string;
+              spanId: string;
+              model: string | null;
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+              /** @description One human-readable line, counts and names only. */
+              summary: string;
+              /** @description The numbers the detector reports. */
+              details: {
+                [key: string]: unknown;
+              };
+              /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
+              late: boolean;
+              /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+              project: string | null;
+              /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+              acknowledgedAt: string | null;
+              /** @description The note written when it was acknowledged; null until. */
+              acknowledgedNote: string | null;
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -2123,8 +2459,13 @@ export interface paths {
                 channelId: string;
                 /** @enum {string} */
                 event: 'created' | 'escalated' | 'window.unknown';
-                /** @enum {string} */
-                status: 'pending' | 'delivered' | 'failed' | 'dead';
+                /**
+                 * @description muted: a mute matched the finding when it was queued; never sent
+                 * @enum {string}
+                 */
+                status: 'pending' | 'delivered' | 'failed' | 'dead' | 'muted';
+                /** @description The mute that held it back (status muted); null otherwise or once deleted */
+                muteId: string | null;
                 attemptCount: number;
                 nextAttemptAt: string | null;
                 lastError: string | null;
@@ -2618,6 +2959,214 @@ export interface paths {
       };
     };
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/mutes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The mutes, newest first, those whose `until` has passed included. */
+    get: {
+      parameters: {
+        query?: {
+          limit?: number;
+          /** @description The `next` of the previous page. */
+          cursor?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              items: {
+                id: string;
+                /** @description The detector it matches; null: any. */
+                detector:
+                  ('context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off') | null;
+                /** @description The conversation's project it matches, exactly as stored; null: any. */
+                project: string | null;
+                /** @description The finding's model it matches, exactly; null: any. */
+                model: string | null;
+                /** @description When it stops holding; null: until deleted. */
+                until: string | null;
+                note: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description False once `until` has passed: it matches nothing any more. */
+                active: boolean;
+              }[];
+              /** @description Pass as `?cursor=` for the next page; null at the end. */
+              next: string | null;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /** @description Mutes the new findings that match every field given (at least one of detector, project, model): they are stored and listed, and their deliveries are written with status `muted` instead of being sent. */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            detector?: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+            /** @description The working directory or repository URL, exactly as the findings show it. */
+            project?: string;
+            model?: string;
+            /**
+             * Format: date-time
+             * @description When it stops holding (a time in the future); absent: until deleted.
+             */
+            until?: string;
+            /** @description Why it is muted. */
+            note?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              /** @description The detector it matches; null: any. */
+              detector:
+                ('context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off') | null;
+              /** @description The conversation's project it matches, exactly as stored; null: any. */
+              project: string | null;
+              /** @description The finding's model it matches, exactly; null: any. */
+              model: string | null;
+              /** @description When it stops holding; null: until deleted. */
+              until: string | null;
+              note: string | null;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description False once `until` has passed: it matches nothing any more. */
+              active: boolean;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/mutes/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** @description Deletes a mute: findings made from now on are sent again (those it held back stay `muted`). */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted. */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': unknown;
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;

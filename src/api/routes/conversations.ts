@@ -12,6 +12,7 @@ import {
   getConversation,
   getRun,
   listConversations,
+  type ConversationKey,
 } from '../../store/browse.ts';
 import { getCoverage, type Coverage } from '../../reading/coverage.ts';
 import { overrideWindow } from '../../ingest/windows.ts';
@@ -22,6 +23,7 @@ import {
   recentRefusals,
   refusalsWithoutWorkspace,
 } from '../../store/refusals.ts';
+import { allPages, csvColumns, csvReadSize, FORMAT_VALUES, sendCsv, wantsCsv } from '../csv.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { reasonText, refusalHint } from '../refusals.ts';
 import { cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
@@ -309,6 +311,9 @@ const coverageSchema = z.object({
   ),
 });
 
+/** Largest page of `GET /api/conversations`. */
+const MAX_CONVERSATIONS_PAGE = 500;
+
 /** How far back the Coverage page lists refused requests. */
 const REFUSALS_DAYS = 7;
 
@@ -374,8 +379,12 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
     {
       config: { scope: 'read' },
       schema: {
+        description:
+          'Conversations, most recently active first, a page at a time. With `Accept: text/csv` or `?format=csv` the answer is CSV instead: a header row (the fields below, `id` first; lists joined by `; `, objects as JSON), one row per conversation of every page, `q` applied, streamed.',
         querystring: z.strictObject({
-          limit: limitQuery(500),
+          limit: limitQuery(MAX_CONVERSATIONS_PAGE).describe(
+            'Page size (1..500, default 50); for CSV, how many rows are read at a time (default 500; every page is sent).',
+          ),
           cursor: cursorQuery,
           q: z
             .string()
@@ -385,23 +394,39 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
             .describe(
               'Only conversations whose id, a run or trace id of theirs, or their project (folder or repository) contains this.',
             ),
+          format: z
+            .enum(FORMAT_VALUES)
+            .optional()
+            .describe(
+              'csv: every matching conversation (all pages) as CSV, as `Accept: text/csv` asks; json (default).',
+            ),
         }),
+        produces: ['application/json', 'text/csv'],
         response: { 200: pageOf(conversationSummary), 400: errorSchema },
       },
     },
-    async (request) => {
-      const page = await listConversations(db, request.workspaceId, {
-        limit: request.query.limit,
-        after: readCursor(request.query.cursor, ['bigint', 'text']),
-        search: request.query.q,
-      });
+    async (request, reply) => {
+      const after = readCursor(request.query.cursor, ['bigint', 'text']);
       // a model an override covers now is judged (the evaluator applies overrides as it reads)
       const { windowOverrides } = await getAlertSettings(db, request.workspaceId);
       const unknown = (model: string) => overrideWindow(model, windowOverrides) === null;
-      return toPage({
-        ...page,
-        items: page.items.map((c) => ({ ...c, windowUnknown: c.windowUnknown.filter(unknown) })),
-      });
+      const page = async (limit: number, at: ConversationKey | undefined) => {
+        const found = await listConversations(db, request.workspaceId, {
+          limit,
+          after: at,
+          search: request.query.q,
+        });
+        return {
+          ...found,
+          items: found.items.map((c) => ({ ...c, windowUnknown: c.windowUnknown.filter(unknown) })),
+        };
+      };
+      if (wantsCsv(request.query.format, request.headers.accept)) {
+        const size = csvReadSize(request.url, request.query.limit, MAX_CONVERSATIONS_PAGE);
+        const pages = allPages(after, (at) => page(size, at));
+        return sendCsv(request, reply, 'conversations', csvColumns(conversationSummary), pages);
+      }
+      return toPage(await page(request.query.limit, after));
     },
   );
 

@@ -10,6 +10,7 @@ import { conversationsRoutes } from './conversations.ts';
 import { deliveriesRoutes } from './deliveries.ts';
 import { findingsRoutes } from './findings.ts';
 import { importRoutes } from './import.ts';
+import { mutesRoutes } from './mutes.ts';
 import { stripRoutes } from './strip.ts';
 import { tokensRoutes } from './tokens.ts';
 import { trendsRoutes } from './trends.ts';
@@ -23,5 +24,6 @@ export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   deliveriesRoutes,
   tokensRoutes,
   importRoutes,
+  mutesRoutes,
   trendsRoutes,
 ];

@@ -1,13 +1,15 @@
 /**
  * The run view (`#/runs/<id>`, `#/conversations/<id>/strip`, optional `?finding=<id>`): the context
  * growth strip of every LLM call, the run's findings beside it, and What was lost at the drop
- * selected (a ▼ on the strip or a finding in the list).
+ * selected (a ▼ on the strip or a finding in the list). The finding selected can be acknowledged
+ * with a note there.
  */
 import { useMemo, useState } from 'react';
 import { useApi } from '../api.ts';
 import { Empty, ErrorMessage, Loading } from '../components/Status.tsx';
 import { formatTime, severityClass } from '../format.ts';
 import { redirect, type Route } from '../router.ts';
+import { Acknowledge } from '../findings/Acknowledge.tsx';
 import { FindingsList } from '../run/FindingsList.tsx';
 import { findingTitle } from '../run/labels.ts';
 import { StripChart } from '../run/StripChart.tsx';
@@ -130,6 +132,7 @@ function RunBody({
               finding.
             </p>
           )}
+          {finding && <Acknowledge key={finding.findingId} findingId={finding.findingId} />}
         </div>
         <aside className="run-aside">
           <h2>Findings</h2>
