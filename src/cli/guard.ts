@@ -3,15 +3,22 @@
  * run on every tool call by bin/rotscope-guard.cjs (and by `rotscope hook`). It keeps one tool's
  * result from taking over the context before the tool_takeover detector would have to say so:
  *
- * - Budget: one tool result may hold `toolShare` (the tool_takeover knob, default 0.3) of the
- *   session's window (from the transcript's last model and usage, as the status line reads them),
- *   or the tool's own budget in the guard's config (tokens; `budgets.Read`, `budgets.Bash`, ...).
+ * - Budget: the detector's own rule (src/detectors/tool-takeover.ts, src/model/held-results.ts):
+ *   a tool's results still held in the context, against `toolShare` (default 0.3) of the call's
+ *   input. The transcript says both: the input of the session's last call (its usage) and every
+ *   result of the tool since the last compaction. A result may bring the tool's held results up
+ *   to {@link SHARE_MARGIN} of `toolShare` of the next call's input, no further, so a session the
+ *   guard acted on never starts the episode the detector would report. A per-tool budget in the
+ *   guard's config (tokens; `budgets.Read`, ...) caps one result further. Without usage in the
+ *   transcript yet: `toolShare` of the session's window, for one result.
  * - Before: a `Read` with no range of a file whose size alone passes the budget is narrowed to
  *   the lines that fit (Claude Code applies `updatedInput`; measured on 2.1.197 and 2.1.332), and
  *   the model is told how to read the rest. Nothing else is changed before it runs: a shell
  *   command is never guessed at.
  * - After: a result over its budget gets a short message to the model (write it to a file and
  *   read or search the parts you need). The result itself is never altered or dropped.
+ * - The user sees one short line in Claude Code for each decision (the hook's `systemMessage`;
+ *   Claude Code 2.1.332 keeps it in the transcript as a `hook_system_message` attachment).
  * - Each decision is one line in the guard's log (ROTSCOPE_GUARD_LOG, default
  *   `~/.rotscope/guard.log`) and, with a server configured (ROTSCOPE_URL), one span
  *   `rotscope.guard` over OTLP/HTTP JSON (at most 1 s). A result within budget writes nothing.
@@ -48,6 +55,22 @@ const DEFAULT_WINDOW = 200_000;
 export const BYTES_PER_TOKEN = 4;
 /** How much of a file the guard reads to count the lines that fit its budget. */
 const SAMPLE_BYTES = 32 * 1024;
+/**
+ * Claude Code's Read result numbers each line (`12\t` on 2.1.332, `    12\t` before): bytes a
+ * line adds to the result beyond the file's own, counted high so a narrowed read stays in.
+ */
+const LINE_PREFIX_BYTES = 7;
+/**
+ * The guard keeps a tool's held results under this part of `toolShare` (27% of the input at
+ * the default 30%): bytes / 4 is an estimate, and the detector counts the sizes Claude Code
+ * logs, not the guard's.
+ */
+export const SHARE_MARGIN = 0.9;
+/**
+ * A result under this many tokens is never warned about: too small to change much, and a Read
+ * the guard narrowed to its first line is not warned about again after it ran.
+ */
+const MIN_WARN_TOKENS = 500;
 
 const obj = (v: unknown): Obj | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
@@ -105,23 +128,97 @@ export function readGuardConfig(env: Env): GuardConfig {
 /** A tool's budget in tokens, and where it came from (for the message and the log). */
 export interface Budget {
   tokens: number;
-  /** "30% of the 200k window" or "the guard's budget for Read". */
+  /** "Read results hold 12% of the 41k-token input; the takeover share is 30%", or a window's share. */
   because: string;
+  /** The detector's rule only: the tool's results held and the input they are a share of. */
+  held?: { tokens: number; input: number; share: number };
 }
 
+/**
+ * Each tool's results (estimated tokens, bytes / 4) still held in the session's context: the
+ * main thread's tool results since its last compaction, by the name of the tool that gave them.
+ * `skip` is a result not to count (PostToolUse: the one being judged, should it be written
+ * already). Lines that do not parse are passed over; a missing file holds nothing.
+ */
+export function heldInTranscript(file: string, skip?: string): Record<string, number> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return {};
+  }
+  const names = new Map<string, string>();
+  let bytes: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const boundary = line.includes('"compact_boundary"');
+    if (!boundary && !line.includes('"tool_use"') && !line.includes('"tool_result"')) continue;
+    let entry: Obj | undefined;
+    try {
+      entry = obj(JSON.parse(line));
+    } catch {
+      continue;
+    }
+    if (!entry || entry.isSidechain === true) continue;
+    if (entry.type === 'system' && entry.subtype === 'compact_boundary') {
+      bytes = {}; // a compaction empties what the context holds
+      continue;
+    }
+    const content = obj(entry.message)?.content;
+    if (!Array.isArray(content)) continue;
+    for (const block of content.map(obj)) {
+      if (block?.type === 'tool_use') {
+        const id = str(block.id);
+        const name = str(block.name);
+        if (id !== undefined && name !== undefined) names.set(id, name);
+      } else if (block?.type === 'tool_result') {
+        const id = str(block.tool_use_id);
+        const name = id === undefined ? undefined : names.get(id);
+        if (name === undefined || id === skip) continue;
+        bytes[name] = (bytes[name] ?? 0) + resultBytes(block.content);
+      }
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(bytes).map(([tool, n]) => [tool, Math.ceil(n / BYTES_PER_TOKEN)]),
+  );
+}
+
+/** 0.123 → "12". */
+const percent = (share: number) => String(Math.round(share * 100));
+
+/**
+ * The tokens one more `tool` result may add: the detector's rule. With `h` the tool's held
+ * results, `c` the input of the session's last call and `t` the share to stay under, the next
+ * input holds about `c + r`, so `(h + r) / (c + r) < t` gives `r < (t·c − h) / (1 − t)`; never
+ * below 0. Without usage in the transcript: `toolShare` of the window, for this result alone.
+ */
 export function budgetFor(
   tool: string,
   config: GuardConfig,
   transcript: string | undefined,
+  skip?: string,
 ): Budget {
   const own = config.budgets[tool];
-  if (own !== undefined) return { tokens: own, because: `the guard's budget for ${tool}` };
   const tail = transcript === undefined ? null : lastUsage(transcript);
-  const window = tail ? windowFor(tail.model, tail.tokens, 0, null) : DEFAULT_WINDOW;
-  return {
-    tokens: Math.floor(config.toolShare * window),
-    because: `${Math.round(config.toolShare * 100)}% of the ${shortTokens(window)} window`,
-  };
+  if (tail === null || transcript === undefined) {
+    if (own !== undefined) return { tokens: own, because: `the guard's budget for ${tool}` };
+    return {
+      tokens: Math.floor(config.toolShare * DEFAULT_WINDOW),
+      because: `${percent(config.toolShare)}% of the ${shortTokens(DEFAULT_WINDOW)} window`,
+    };
+  }
+  const input = tail.tokens;
+  const held = heldInTranscript(transcript, skip)[tool] ?? 0;
+  const target = config.toolShare * SHARE_MARGIN;
+  const room = Math.max(0, Math.floor((target * input - held) / (1 - target)));
+  const share = input > 0 ? held / input : 0;
+  const rule =
+    `${tool} results hold ${percent(share)}% of the ${shortTokens(input)}-token input; ` +
+    `rotscope reports a tool over ${percent(config.toolShare)}%`;
+  const heldNote = { tokens: held, input, share };
+  if (own !== undefined && own < room)
+    return { tokens: own, because: `the guard's budget for ${tool}`, held: heldNote };
+  return { tokens: room, because: rule, held: heldNote };
 }
 
 /** 12345 → "12,345" (toLocaleString would load ICU: 17 ms of a tool call). */
@@ -146,9 +243,16 @@ export interface Decision {
   };
 }
 
+/** What the next call's input will hold of the tool, after `added` more tokens of it. */
+function shareAfter(budget: Budget, added: number): number | null {
+  if (!budget.held) return null;
+  return (budget.held.tokens + added) / (budget.held.input + added);
+}
+
 /**
- * A `Read` without a range of a file over the budget: the lines of its first `budget` tokens.
- * Undefined when the call is not such a Read (a range given, not a file, small enough).
+ * A `Read` without a range of a file over the budget: the lines of its first `budget` tokens
+ * (line 1 alone when the tool's results already hold their share). Undefined when the call is
+ * not such a Read (a range given, not a file, small enough).
  */
 export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
   const file = str(input.file_path);
@@ -162,12 +266,9 @@ export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
   } catch {
     return undefined;
   }
-  const tokens = Math.ceil(size / BYTES_PER_TOKEN);
-  if (tokens <= budget.tokens) return undefined;
-  // The lines that fit in the budget's bytes, counted in its first SAMPLE_BYTES at most and
-  // extrapolated beyond (a tool call must not pay for reading megabytes).
-  const budgetBytes = Math.min(size, budget.tokens * BYTES_PER_TOKEN);
-  const head = Buffer.alloc(Math.min(budgetBytes, SAMPLE_BYTES));
+  // Lines are counted in the file's first SAMPLE_BYTES at most and extrapolated beyond (a tool
+  // call must not pay for reading megabytes); each adds its number to the result.
+  const head = Buffer.alloc(Math.min(size, SAMPLE_BYTES));
   const fd = fs.openSync(file, 'r');
   try {
     fs.readSync(fd, head, 0, head.length, 0);
@@ -176,16 +277,27 @@ export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
   }
   let newlines = 0;
   for (let at = head.indexOf(0x0a); at !== -1; at = head.indexOf(0x0a, at + 1)) newlines += 1;
-  const lines = Math.max(1, Math.floor((newlines * budgetBytes) / head.length));
-  const keptOut = Math.max(0, tokens - Math.ceil(budgetBytes / BYTES_PER_TOKEN));
+  const lineBytes = head.length / Math.max(1, newlines);
+  const perLine = lineBytes + LINE_PREFIX_BYTES;
+  const tokens = Math.ceil((size + (size / lineBytes) * LINE_PREFIX_BYTES) / BYTES_PER_TOKEN);
+  if (tokens <= budget.tokens) return undefined;
+  const lines = Math.max(1, Math.floor((budget.tokens * BYTES_PER_TOKEN) / perLine));
+  const readTokens = Math.ceil((lines * perLine) / BYTES_PER_TOKEN);
+  const keptOut = Math.max(0, tokens - readTokens);
   const name = path.basename(file);
+  const range = lines === 1 ? 'line 1' : `lines 1-${lines}`;
   const message =
     `rotscope guard: ${name} is ${thousands(size / 1024)} KB (about ${thousands(tokens)} tokens), ` +
     `over the budget of ${thousands(budget.tokens)} tokens for one tool result (${budget.because}), ` +
-    `so only lines 1-${lines} were read. Read the rest in parts with offset and limit ` +
+    `so only ${range} ${lines === 1 ? 'was' : 'were'} read. Read the rest in parts with offset and limit ` +
     `(next: offset ${lines + 1}), or Grep it for what you need, rather than all of it.`;
+  const after = shareAfter(budget, readTokens);
+  const user =
+    `rotscope guard: read ${range} of ${name} (about ${thousands(keptOut)} tokens kept out` +
+    (after === null ? ')' : `; Read results at ${percent(after)}% of the context)`);
   return {
     output: {
+      systemMessage: user,
       hookSpecificOutput: {
         hookEventName: 'PreToolUse',
         updatedInput: { ...input, offset: 1, limit: lines },
@@ -198,7 +310,7 @@ export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
       tokens,
       budget: budget.tokens,
       keptOut,
-      detail: `${file} lines 1-${lines}`,
+      detail: `${file} ${range}`,
     },
   };
 }
@@ -206,8 +318,17 @@ export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
 /** The text a tool result puts into the context, as far as its shape says. */
 export function resultBytes(response: unknown): number {
   if (typeof response === 'string') return Buffer.byteLength(response);
+  if (Array.isArray(response))
+    // content blocks (a transcript's tool_result, an MCP result): their text, else the JSON
+    return response.reduce<number>((sum, block) => {
+      const text = obj(block)?.text;
+      return (
+        sum +
+        Buffer.byteLength(typeof text === 'string' ? text : (JSON.stringify(block) ?? ''))
+      );
+    }, 0);
   const value = obj(response);
-  if (!value) return Array.isArray(response) ? Buffer.byteLength(JSON.stringify(response)) : 0;
+  if (!value) return 0;
   const file = obj(value.file);
   if (file && typeof file.content === 'string') return Buffer.byteLength(file.content);
   if (typeof value.stdout === 'string' || typeof value.stderr === 'string')
@@ -218,17 +339,26 @@ export function resultBytes(response: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
 }
 
-/** A result over its budget: the message back to the model. */
+/** A result over its budget: the message back to the model, and a line to the user. */
 export function warnResult(tool: string, response: unknown, budget: Budget): Decision | undefined {
   const tokens = Math.ceil(resultBytes(response) / BYTES_PER_TOKEN);
-  if (tokens <= budget.tokens) return undefined;
+  if (tokens <= budget.tokens || tokens < MIN_WARN_TOKENS) return undefined;
   const message =
     `rotscope guard: this ${tool} result is about ${thousands(tokens)} tokens, over the budget of ` +
     `${thousands(budget.tokens)} tokens for one tool result (${budget.because}); it stays in the ` +
     'context until a compaction. Next time write output this large to a file ' +
     '(e.g. `command > out.log`) and read or search the parts you need (Grep, Read with offset and limit).';
+  const after = shareAfter(budget, tokens);
+  const user =
+    `rotscope guard: a ${tool} result of about ${thousands(tokens)} tokens` +
+    (after === null
+      ? ` is over the budget of ${thousands(budget.tokens)}; the model was told`
+      : ` brings ${tool} results to ${percent(after)}% of the context; the model was told`);
   return {
-    output: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: message } },
+    output: {
+      systemMessage: user,
+      hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: message },
+    },
     log: { action: 'warned', tool, tokens, budget: budget.tokens, keptOut: 0, detail: '' },
   };
 }
@@ -244,8 +374,11 @@ export function decide(input: Obj, config: GuardConfig): Decision {
     if (tool !== 'Read') return {};
     return narrowRead(obj(input.tool_input) ?? {}, budgetFor(tool, config, transcript)) ?? {};
   }
-  if (event === 'PostToolUse')
-    return warnResult(tool, input.tool_response, budgetFor(tool, config, transcript)) ?? {};
+  if (event === 'PostToolUse') {
+    // the result being judged is not counted twice, should the transcript hold it already
+    const budget = budgetFor(tool, config, transcript, str(input.tool_use_id));
+    return warnResult(tool, input.tool_response, budget) ?? {};
+  }
   return {};
 }
 
