@@ -54,6 +54,8 @@ interface Episode {
   mostTokens?: number | null;
   /** The episode's latest call (absent before: the last of `calls`). */
   last?: EpisodeCall;
+  /** The highest share of the calls after those that made it fire (none yet: absent). */
+  laterPeak?: number;
 }
 
 /** The episode after one more call of it: its count, peak, most tokens and last call. */
@@ -101,11 +103,11 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
   const count = countOf(episode);
   const last = episode.last ?? episode.calls.at(-1) ?? first;
   const firing = episode.calls.map((c) => `${wholePercent(c.share)}%`).join(', ');
-  // the calls that made it fire, then how it went on: "… then up to 71% over 9 calls"
+  // the calls that made it fire, then how it went on: "…, then up to 71% … over 9 calls"
   const shares =
-    count > episode.calls.length
-      ? `${firing}, then up to ${wholePercent(peak.share)}%`
-      : firing;
+    episode.laterPeak === undefined
+      ? firing
+      : `${firing}, then up to ${wholePercent(episode.laterPeak)}%`;
   const estimated = episode.estimatedFrom === 'bytes' ? ', estimated from result bytes' : '';
   const tokens = most === null ? '' : ` (${formatInt(most)} tokens at peak${estimated})`;
   return {
@@ -166,7 +168,7 @@ function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: De
     const entry = entryOf(share);
     if (episode.fired) {
       // the episode goes on: its finding follows (same anchor, same severity)
-      const next = grown(episode, entry);
+      const next = { ...grown(episode, entry), laterPeak: Math.max(episode.laterPeak ?? 0, share) };
       findings.push(toFinding(call, next, context));
       episodes.push(next);
       continue;
