@@ -138,6 +138,9 @@ describe.skipIf(browserMissing)('the calls the guard acted on, on the run view',
     expect(await mark.getAttribute('title')).toBe(
       `#4: the guard narrowed a Read: ${kept} tokens kept out`,
     );
+    expect((await page.locator('.run-guard').innerText()).trim()).toBe(
+      '· the guard narrowed 1 read (◊ on the calls that carried it)',
+    );
     expect(await page.locator('.strip-legend').innerText()).toContain(
       'the tool-result guard acted',
     );

@@ -373,7 +373,7 @@ type GuardAct = Strip['guard'][number];
 /** The guard's decisions by the strip index of the call they acted on. */
 function guardByCall(strip: Strip): Map<number, GuardAct[]> {
   const byCall = new Map<number, GuardAct[]>();
-  for (const act of strip.guard ?? []) {
+  for (const act of strip.guard) {
     if (act.index === null) continue;
     byCall.set(act.index, [...(byCall.get(act.index) ?? []), act]);
   }
@@ -513,10 +513,10 @@ function StripLegend({
       <li>
         <span className="legend-glyph">◆</span> tool takeover
       </li>
-      {(strip.guard ?? []).length > 0 && (
+      {strip.guard.length > 0 && (
         <li>
-          <span className="legend-glyph guard-mark-glyph">◊</span> the tool-result guard acted
-          (its result reached this call)
+          <span className="legend-glyph guard-mark-glyph">◊</span> the tool-result guard acted (its
+          result reached this call)
         </li>
       )}
       <li>
