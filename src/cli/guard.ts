@@ -36,6 +36,7 @@ import path from 'node:path';
 import {
   lastUsage,
   readKnobs,
+  scanBackwards,
   readStdinSync,
   readWindowNote,
   shareOf,
@@ -136,47 +137,46 @@ export interface Budget {
 
 /**
  * Each tool's results (estimated tokens, bytes / 4) still held in the session's context: the
- * main thread's tool results since its last compaction, by the name of the tool that gave them.
- * `skip` is a result not to count (PostToolUse: the one being judged, should it be written
- * already). Lines that do not parse are passed over; a missing file holds nothing.
+ * main thread's tool results since its last compaction, by the name of the tool that gave them,
+ * read backwards from the transcript's end (at most its last 8 MB, as the status line reads it:
+ * a tool call must not pay for a long session's whole file). `skip` is a result not to count
+ * (PostToolUse: the one being judged, should it be written already). Lines that do not parse are
+ * passed over; a missing file holds nothing.
  */
 export function heldInTranscript(file: string, skip?: string): Record<string, number> {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return {};
-  }
   const names = new Map<string, string>();
-  let bytes: Record<string, number> = {};
-  for (const line of text.split('\n')) {
+  const results = new Map<string, number>();
+  scanBackwards<true>(file, (line) => {
     const boundary = line.includes('"compact_boundary"');
-    if (!boundary && !line.includes('"tool_use"') && !line.includes('"tool_result"')) continue;
+    if (!boundary && !line.includes('"tool_use"') && !line.includes('"tool_result"'))
+      return undefined;
     let entry: Obj | undefined;
     try {
       entry = obj(JSON.parse(line));
     } catch {
-      continue;
+      return undefined;
     }
-    if (!entry || entry.isSidechain === true) continue;
-    if (entry.type === 'system' && entry.subtype === 'compact_boundary') {
-      bytes = {}; // a compaction empties what the context holds
-      continue;
-    }
+    if (!entry || entry.isSidechain === true) return undefined;
+    // a compaction emptied what the context held before it: stop there
+    if (entry.type === 'system' && entry.subtype === 'compact_boundary') return true;
     const content = obj(entry.message)?.content;
-    if (!Array.isArray(content)) continue;
+    if (!Array.isArray(content)) return undefined;
     for (const block of content.map(obj)) {
+      const id = str(block?.type === 'tool_use' ? block.id : block?.tool_use_id);
+      if (id === undefined) continue;
       if (block?.type === 'tool_use') {
-        const id = str(block.id);
         const name = str(block.name);
-        if (id !== undefined && name !== undefined) names.set(id, name);
-      } else if (block?.type === 'tool_result') {
-        const id = str(block.tool_use_id);
-        const name = id === undefined ? undefined : names.get(id);
-        if (name === undefined || id === skip) continue;
-        bytes[name] = (bytes[name] ?? 0) + resultBytes(block.content);
+        if (name !== undefined) names.set(id, name);
+      } else if (block?.type === 'tool_result' && id !== skip) {
+        results.set(id, (results.get(id) ?? 0) + resultBytes(block.content));
       }
     }
+    return undefined;
+  });
+  const bytes: Record<string, number> = {};
+  for (const [id, size] of results) {
+    const name = names.get(id);
+    if (name !== undefined) bytes[name] = (bytes[name] ?? 0) + size;
   }
   return Object.fromEntries(
     Object.entries(bytes).map(([tool, n]) => [tool, Math.ceil(n / BYTES_PER_TOKEN)]),
@@ -323,8 +323,7 @@ export function resultBytes(response: unknown): number {
     return response.reduce<number>((sum, block) => {
       const text = obj(block)?.text;
       return (
-        sum +
-        Buffer.byteLength(typeof text === 'string' ? text : (JSON.stringify(block) ?? ''))
+        sum + Buffer.byteLength(typeof text === 'string' ? text : (JSON.stringify(block) ?? ''))
       );
     }, 0);
   const value = obj(response);
@@ -375,6 +374,8 @@ export function decide(input: Obj, config: GuardConfig): Decision {
     return narrowRead(obj(input.tool_input) ?? {}, budgetFor(tool, config, transcript)) ?? {};
   }
   if (event === 'PostToolUse') {
+    // a small result passes without reading the transcript (most tool calls)
+    if (Math.ceil(resultBytes(input.tool_response) / BYTES_PER_TOKEN) < MIN_WARN_TOKENS) return {};
     // the result being judged is not counted twice, should the transcript hold it already
     const budget = budgetFor(tool, config, transcript, str(input.tool_use_id));
     return warnResult(tool, input.tool_response, budget) ?? {};

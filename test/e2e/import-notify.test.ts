@@ -75,11 +75,12 @@ function writeSession(name: string, minutesAgo: number): { file: string; session
 }
 
 async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const response = await fetch(
+    `${server.url}${path}`,
+    body === undefined
+      ? { method }
+      : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+  );
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${path} -> ${response.status}: ${text}`);
   return JSON.parse(text) as T;
