@@ -254,7 +254,7 @@ function shareAfter(budget: Budget, added: number): number | null {
  * (line 1 alone when the tool's results already hold their share). Undefined when the call is
  * not such a Read (a range given, not a file, small enough).
  */
-export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
+export function narrowRead(input: Obj, budgetOf: Budget | (() => Budget)): Decision | undefined {
   const file = str(input.file_path);
   if (file === undefined || input.limit !== undefined || input.offset !== undefined)
     return undefined;
@@ -277,6 +277,8 @@ export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
   }
   let newlines = 0;
   for (let at = head.indexOf(0x0a); at !== -1; at = head.indexOf(0x0a, at + 1)) newlines += 1;
+  // the transcript is read only for a whole-file Read of a file (not for a range, a folder)
+  const budget = typeof budgetOf === 'function' ? budgetOf() : budgetOf;
   const lineBytes = head.length / Math.max(1, newlines);
   const perLine = lineBytes + LINE_PREFIX_BYTES;
   const tokens = Math.ceil((size + (size / lineBytes) * LINE_PREFIX_BYTES) / BYTES_PER_TOKEN);
@@ -371,7 +373,7 @@ export function decide(input: Obj, config: GuardConfig): Decision {
   const event = input.hook_event_name;
   if (event === 'PreToolUse') {
     if (tool !== 'Read') return {};
-    return narrowRead(obj(input.tool_input) ?? {}, budgetFor(tool, config, transcript)) ?? {};
+    return narrowRead(obj(input.tool_input) ?? {}, () => budgetFor(tool, config, transcript)) ?? {};
   }
   if (event === 'PostToolUse') {
     // a small result passes without reading the transcript (most tool calls)
