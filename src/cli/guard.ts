@@ -41,7 +41,6 @@ import {
   readWindowNote,
   shareOf,
   shortTokens,
-  windowFor,
   writeWindowNote,
   type WindowNote,
 } from './statusline.ts';
