@@ -83,8 +83,9 @@ export interface GuardConfig {
   /** Off: every call passes, nothing is written. */
   enabled: boolean;
   /**
-   * Share of the window one result may hold: the file's, else the workspace's toolShare (the
-   * knobs file), else the detector's default 0.3.
+   * The detector's `toolShare`: the share of a call's input a tool's held results stay under
+   * (less {@link SHARE_MARGIN}); the file's, else the workspace's (the knobs file), else the
+   * detector's default 0.3.
    */
   toolShare: number;
   /** Per tool: the budget in tokens, instead of toolShare × window. */
