@@ -289,7 +289,7 @@ describe.skipIf(!onThisBackend)('the tool-result guard with the real Claude Code
         expect(narrowed.length).toBeGreaterThan(0);
         // One short line per decision reached the user's session, naming the file and the share.
         const lines = hookLines(guarded);
-        expect(lines).toHaveLength(narrowed.length);
+        expect(lines, `${log}\n${JSON.stringify(lines, null, 1)}`).toHaveLength(narrowed.length);
         for (const line of lines) {
           expect(line).toMatch(
             /^rotscope guard: read (line 1|lines 1-\d+) of [\w.]+ \(about [\d,]+ tokens kept out; Read results at \d+% of the context\)$/,
