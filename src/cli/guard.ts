@@ -135,17 +135,24 @@ export interface Budget {
   held?: { tokens: number; input: number; share: number };
 }
 
+/** What the transcript says the context holds: results by tool_use id, since its last compaction. */
+export interface TranscriptHeld {
+  /** Each result's tool and estimated tokens, by its tool_use id. */
+  results: Map<string, { tool: string; tokens: number }>;
+  /** When the last compaction happened (Unix ms); null when none was seen. */
+  boundaryMs: number | null;
+}
+
 /**
- * Each tool's results (estimated tokens, bytes / 4) still held in the session's context: the
- * main thread's tool results since its last compaction, by the name of the tool that gave them,
- * read backwards from the transcript's end (at most its last 8 MB, as the status line reads it:
- * a tool call must not pay for a long session's whole file). `skip` is a result not to count
- * (PostToolUse: the one being judged, should it be written already). Lines that do not parse are
- * passed over; a missing file holds nothing.
+ * The main thread's tool results since its last compaction, read backwards from the transcript's
+ * end (at most its last 8 MB, as the status line reads it: a tool call must not pay for a long
+ * session's whole file). Tokens are estimated (bytes / 4). Lines that do not parse are passed
+ * over; a missing file holds nothing.
  */
-export function heldInTranscript(file: string, skip?: string): Record<string, number> {
+export function readTranscriptHeld(file: string): TranscriptHeld {
   const names = new Map<string, string>();
-  const results = new Map<string, number>();
+  const bytes = new Map<string, number>();
+  let boundaryMs: number | null = null;
   scanBackwards<true>(file, (line) => {
     const boundary = line.includes('"compact_boundary"');
     if (!boundary && !line.includes('"tool_use"') && !line.includes('"tool_result"'))
@@ -158,7 +165,11 @@ export function heldInTranscript(file: string, skip?: string): Record<string, nu
     }
     if (!entry || entry.isSidechain === true) return undefined;
     // a compaction emptied what the context held before it: stop there
-    if (entry.type === 'system' && entry.subtype === 'compact_boundary') return true;
+    if (entry.type === 'system' && entry.subtype === 'compact_boundary') {
+      const at = Date.parse(str(entry.timestamp) ?? '');
+      boundaryMs = Number.isFinite(at) ? at : null;
+      return true;
+    }
     const content = obj(entry.message)?.content;
     if (!Array.isArray(content)) return undefined;
     for (const block of content.map(obj)) {
@@ -167,20 +178,83 @@ export function heldInTranscript(file: string, skip?: string): Record<string, nu
       if (block?.type === 'tool_use') {
         const name = str(block.name);
         if (name !== undefined) names.set(id, name);
-      } else if (block?.type === 'tool_result' && id !== skip) {
-        results.set(id, (results.get(id) ?? 0) + resultBytes(block.content));
+      } else if (block?.type === 'tool_result') {
+        bytes.set(id, (bytes.get(id) ?? 0) + resultBytes(block.content));
       }
     }
     return undefined;
   });
-  const bytes: Record<string, number> = {};
-  for (const [id, size] of results) {
-    const name = names.get(id);
-    if (name !== undefined) bytes[name] = (bytes[name] ?? 0) + size;
+  const results = new Map<string, { tool: string; tokens: number }>();
+  for (const [id, size] of bytes) {
+    const tool = names.get(id);
+    if (tool !== undefined) results.set(id, { tool, tokens: Math.ceil(size / BYTES_PER_TOKEN) });
   }
-  return Object.fromEntries(
-    Object.entries(bytes).map(([tool, n]) => [tool, Math.ceil(n / BYTES_PER_TOKEN)]),
+  return { results, boundaryMs };
+}
+
+/**
+ * Each tool's results still held in the session's context (estimated tokens), by tool: the
+ * transcript's since its last compaction and the results this guard saw after them that the
+ * transcript does not hold yet (Claude Code writes it behind: a Read's result may still be
+ * missing at the next tool call). `skip` is a result not to count (PostToolUse: the one being
+ * judged).
+ */
+export function heldInTranscript(
+  file: string,
+  skip?: string,
+  seen: readonly SeenResult[] = [],
+): Record<string, number> {
+  const { results, boundaryMs } = readTranscriptHeld(file);
+  for (const r of seen)
+    if (!results.has(r.id) && (boundaryMs === null || r.atMs > boundaryMs))
+      results.set(r.id, { tool: r.tool, tokens: r.tokens });
+  const held: Record<string, number> = {};
+  for (const [id, { tool, tokens }] of results)
+    if (id !== skip) held[tool] = (held[tool] ?? 0) + tokens;
+  return held;
+}
+
+/** A result the guard saw after its tool ran (PostToolUse), kept per session. */
+export interface SeenResult {
+  id: string;
+  tool: string;
+  tokens: number;
+  atMs: number;
+}
+
+/** The most results kept per session (the newest). */
+const MAX_SEEN = 200;
+
+/** The file of a session's seen results: beside the guard's log, one per session. */
+function seenPath(env: Env, session: string): string {
+  return path.join(
+    path.dirname(guardLogPath(env)),
+    'guard-seen',
+    `${session.replace(/[^A-Za-z0-9_-]/g, '_')}.json`,
   );
+}
+
+export function readSeen(env: Env, session: string | undefined): SeenResult[] {
+  if (session === undefined) return [];
+  try {
+    const list = JSON.parse(fs.readFileSync(seenPath(env, session), 'utf8')) as unknown;
+    return Array.isArray(list) ? (list as SeenResult[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Keeps one result the guard saw (PostToolUse). Only results of at least MIN_WARN_TOKENS come
+ * here: the pass path of small results reads and writes nothing.
+ */
+function rememberSeen(env: Env, session: string | undefined, result: SeenResult): void {
+  if (session === undefined) return;
+  const list = readSeen(env, session).filter((r) => r.id !== result.id);
+  list.push(result);
+  const file = seenPath(env, session);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(list.slice(-MAX_SEEN)));
 }
 
 /** 0.123 → "12". */
@@ -197,6 +271,7 @@ export function budgetFor(
   config: GuardConfig,
   transcript: string | undefined,
   skip?: string,
+  seen: readonly SeenResult[] = [],
 ): Budget {
   const own = config.budgets[tool];
   const tail = transcript === undefined ? null : lastUsage(transcript);
@@ -208,7 +283,7 @@ export function budgetFor(
     };
   }
   const input = tail.tokens;
-  const held = heldInTranscript(transcript, skip)[tool] ?? 0;
+  const held = heldInTranscript(transcript, skip, seen)[tool] ?? 0;
   const target = config.toolShare * SHARE_MARGIN;
   const room = Math.max(0, Math.floor((target * input - held) / (1 - target)));
   const share = input > 0 ? held / input : 0;
@@ -364,23 +439,37 @@ export function warnResult(tool: string, response: unknown, budget: Budget): Dec
   };
 }
 
-/** The guard's decision for one hook input (PreToolUse or PostToolUse). */
-export function decide(input: Obj, config: GuardConfig): Decision {
+/**
+ * The guard's decision for one hook input (PreToolUse or PostToolUse). `env` locates the
+ * results it saw in the session (none without it); a PostToolUse result is kept there.
+ */
+export function decide(input: Obj, config: GuardConfig, env?: Env, now = new Date()): Decision {
   if (!config.enabled) return {};
   const tool = str(input.tool_name);
   if (tool === undefined) return {};
   const transcript = str(input.transcript_path);
+  const session = str(input.session_id);
+  const seen = () => (env === undefined ? [] : readSeen(env, session));
   const event = input.hook_event_name;
   if (event === 'PreToolUse') {
     if (tool !== 'Read') return {};
-    return narrowRead(obj(input.tool_input) ?? {}, () => budgetFor(tool, config, transcript)) ?? {};
+    const budget = () => budgetFor(tool, config, transcript, undefined, seen());
+    return narrowRead(obj(input.tool_input) ?? {}, budget) ?? {};
   }
   if (event === 'PostToolUse') {
+    const tokens = Math.ceil(resultBytes(input.tool_response) / BYTES_PER_TOKEN);
     // a small result passes without reading the transcript (most tool calls)
-    if (Math.ceil(resultBytes(input.tool_response) / BYTES_PER_TOKEN) < MIN_WARN_TOKENS) return {};
+    if (tokens < MIN_WARN_TOKENS) return {};
     // the result being judged is not counted twice, should the transcript hold it already
-    const budget = budgetFor(tool, config, transcript, str(input.tool_use_id));
-    return warnResult(tool, input.tool_response, budget) ?? {};
+    const id = str(input.tool_use_id);
+    const decision = warnResult(
+      tool,
+      input.tool_response,
+      budgetFor(tool, config, transcript, id, seen()),
+    );
+    if (env !== undefined && id !== undefined)
+      rememberSeen(env, session, { id, tool, tokens, atMs: now.getTime() });
+    return decision ?? {};
   }
   return {};
 }
@@ -545,7 +634,7 @@ export function guardCommand(stdin: string, env: Env, now = new Date()): string 
   try {
     const input = obj(JSON.parse(stdin));
     if (!input) return '';
-    const decision = decide(input, readGuardConfig(env));
+    const decision = decide(input, readGuardConfig(env), env, now);
     if (decision.log) {
       const session = str(input.session_id) ?? 'unknown';
       appendLog(env, logLine(decision.log, session, now));

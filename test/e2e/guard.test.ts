@@ -39,7 +39,7 @@ const lines = (n: number, label = 'line') =>
 function transcriptFacts(file: string, tool: string): { input: number; held: number } {
   let input = 0;
   const names = new Map<string, string>();
-  let bytes = 0;
+  let held = 0;
   for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
     const entry = JSON.parse(line) as {
       type?: string;
@@ -55,14 +55,17 @@ function transcriptFacts(file: string, tool: string): { input: number; held: num
     for (const block of entry.message.content as Array<Record<string, unknown>>) {
       if (block.type === 'tool_use') names.set(String(block.id), String(block.name));
       if (block.type === 'tool_result' && names.get(String(block.tool_use_id)) === tool)
-        bytes += Buffer.byteLength(
-          typeof block.content === 'string'
-            ? block.content
-            : (block.content as Array<{ text: string }>).map((b) => b.text).join(''),
+        // each result estimated on its own, 4 bytes a token
+        held += Math.ceil(
+          Buffer.byteLength(
+            typeof block.content === 'string'
+              ? block.content
+              : (block.content as Array<{ text: string }>).map((b) => b.text).join(''),
+          ) / 4,
         );
     }
   }
-  return { input, held: Math.ceil(bytes / 4) };
+  return { input, held };
 }
 /** An assistant line asking for `tool`, its call's input `input` tokens. */
 const toolUse = (id: string, tool: string, input: number) =>
@@ -233,6 +236,30 @@ describe('bin/rotscope-guard.cjs', () => {
       'over the budget of 11,095 tokens for one tool result (Bash results hold 0% of the 30k-token input',
     );
     expect(readFileSync(logOf(env), 'utf8').match(/ {2}(narrowed|warned) {2}/g)).toHaveLength(2);
+  });
+
+  it('counts a result it saw that the transcript does not hold yet (Claude Code writes it behind)', async () => {
+    const env = home('lag');
+    const { input, held } = transcriptFacts(TRANSCRIPT, 'Read');
+    // a Read's result after it ran (within budget: passes, but the guard keeps it)
+    const result = lines(60);
+    const after = await runGuard(
+      {
+        ...postTool('Read', { type: 'text', file: { content: result } }),
+        tool_name: 'Read',
+        tool_use_id: 'toolu_lagging',
+      },
+      env,
+    );
+    expect(after).toMatchObject({ code: 0, stdout: '' });
+    // the next Read, with the transcript still without that result: it is counted all the same
+    const seenTokens = Math.ceil(Buffer.byteLength(result) / 4);
+    const budget = Math.floor((0.27 * input - held - seenTokens) / 0.73);
+    const next = await runGuard(preRead({ file_path: path.join(work, 'big.log') }), env);
+    const answer = JSON.parse(next.stdout) as { hookSpecificOutput: { additionalContext: string } };
+    expect(answer.hookSpecificOutput.additionalContext).toContain(
+      `over the budget of ${budget.toLocaleString('en-US')} tokens for one tool result (Read results hold ${Math.round(((held + seenTokens) / input) * 100)}% of the 24k-token input`,
+    );
   });
 
   it('passes small results, ranged Reads and other tools untouched, and writes nothing', async () => {
