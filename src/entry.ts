@@ -87,13 +87,15 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
   },
   {
     command: 'import',
-    usage: `  rotscope import FILE|FOLDER... [--workspace W] [--token TOKEN]
+    usage: `  rotscope import FILE|FOLDER... [--workspace W] [--token TOKEN] [--notify [--notify-hours H]]
                                              import Claude Code transcripts (a folder: the transcripts
                                              under it, e.g. ~/.claude/projects), Codex session files
                                              and OTLP/JSON traces into the store; beside a running
                                              server on the same data directory, through that server
                                              (with an ingest or admin token once tokens exist:
-                                             --token or ROTSCOPE_TOKEN)`,
+                                             --token or ROTSCOPE_TOKEN); --notify sends the findings
+                                             on calls of the last H hours (default 24) to the
+                                             alert's channels, as if they had arrived live`,
     settings: true,
   },
 ];
@@ -275,19 +277,37 @@ export async function run(
     case 'import': {
       const parsed = await parseConfig(
         rest,
-        { workspace: { type: 'string' }, token: { type: 'string' } },
+        {
+          workspace: { type: 'string' },
+          token: { type: 'string' },
+          notify: { type: 'boolean' },
+          'notify-hours': { type: 'string' },
+        },
         io,
         env,
       );
       if (!parsed) return 2;
-      const { importCommand } = await import('./cli/import.ts');
+      const { importCommand, parseNotifyHours } = await import('./cli/import.ts');
       const token = parsed.values.token ?? env.ROTSCOPE_TOKEN;
+      const hoursText = parsed.values['notify-hours'];
+      const notify = parseNotifyHours(typeof hoursText === 'string' ? hoursText : undefined);
+      if ('error' in notify) {
+        io.stderr(`rotscope import: ${notify.error}\n`);
+        return 2;
+      }
+      if (hoursText !== undefined && parsed.values.notify !== true) {
+        io.stderr('rotscope import: --notify-hours goes with --notify\n');
+        return 2;
+      }
       return importCommand(
         parsed.positionals,
         typeof parsed.values.workspace === 'string' ? parsed.values.workspace : undefined,
         parsed.config,
         io,
-        { token: typeof token === 'string' && token !== '' ? token : undefined },
+        {
+          token: typeof token === 'string' && token !== '' ? token : undefined,
+          notifyHours: parsed.values.notify === true ? notify.hours : undefined,
+        },
       );
     }
     case 'statusline': {

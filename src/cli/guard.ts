@@ -3,15 +3,22 @@
  * run on every tool call by bin/rotscope-guard.cjs (and by `rotscope hook`). It keeps one tool's
  * result from taking over the context before the tool_takeover detector would have to say so:
  *
- * - Budget: one tool result may hold `toolShare` (the tool_takeover knob, default 0.3) of the
- *   session's window (from the transcript's last model and usage, as the status line reads them),
- *   or the tool's own budget in the guard's config (tokens; `budgets.Read`, `budgets.Bash`, ...).
+ * - Budget: the detector's own rule (src/detectors/tool-takeover.ts, src/model/held-results.ts):
+ *   a tool's results still held in the context, against `toolShare` (default 0.3) of the call's
+ *   input. The transcript says both: the input of the session's last call (its usage) and every
+ *   result of the tool since the last compaction. A result may bring the tool's held results up
+ *   to {@link SHARE_MARGIN} of `toolShare` of the next call's input, no further, so a session the
+ *   guard acted on never starts the episode the detector would report. A per-tool budget in the
+ *   guard's config (tokens; `budgets.Read`, ...) caps one result further. Without usage in the
+ *   transcript yet: `toolShare` of the session's window, for one result.
  * - Before: a `Read` with no range of a file whose size alone passes the budget is narrowed to
  *   the lines that fit (Claude Code applies `updatedInput`; measured on 2.1.197 and 2.1.332), and
  *   the model is told how to read the rest. Nothing else is changed before it runs: a shell
  *   command is never guessed at.
  * - After: a result over its budget gets a short message to the model (write it to a file and
  *   read or search the parts you need). The result itself is never altered or dropped.
+ * - The user sees one short line in Claude Code for each decision (the hook's `systemMessage`;
+ *   Claude Code 2.1.332 keeps it in the transcript as a `hook_system_message` attachment).
  * - Each decision is one line in the guard's log (ROTSCOPE_GUARD_LOG, default
  *   `~/.rotscope/guard.log`) and, with a server configured (ROTSCOPE_URL), one span
  *   `rotscope.guard` over OTLP/HTTP JSON (at most 1 s). A result within budget writes nothing.
@@ -29,11 +36,11 @@ import path from 'node:path';
 import {
   lastUsage,
   readKnobs,
+  scanBackwards,
   readStdinSync,
   readWindowNote,
   shareOf,
   shortTokens,
-  windowFor,
   writeWindowNote,
   type WindowNote,
 } from './statusline.ts';
@@ -48,6 +55,22 @@ const DEFAULT_WINDOW = 200_000;
 export const BYTES_PER_TOKEN = 4;
 /** How much of a file the guard reads to count the lines that fit its budget. */
 const SAMPLE_BYTES = 32 * 1024;
+/**
+ * Claude Code's Read result numbers each line (`12\t` on 2.1.332, `    12\t` before): bytes a
+ * line adds to the result beyond the file's own, counted high so a narrowed read stays in.
+ */
+const LINE_PREFIX_BYTES = 7;
+/**
+ * The guard keeps a tool's held results under this part of `toolShare` (27% of the input at
+ * the default 30%): bytes / 4 is an estimate, and the detector counts the sizes Claude Code
+ * logs, not the guard's.
+ */
+export const SHARE_MARGIN = 0.9;
+/**
+ * A result under this many tokens is never warned about: too small to change much, and a Read
+ * the guard narrowed to its first line is not warned about again after it ran.
+ */
+const MIN_WARN_TOKENS = 500;
 
 const obj = (v: unknown): Obj | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
@@ -60,8 +83,9 @@ export interface GuardConfig {
   /** Off: every call passes, nothing is written. */
   enabled: boolean;
   /**
-   * Share of the window one result may hold: the file's, else the workspace's toolShare (the
-   * knobs file), else the detector's default 0.3.
+   * The detector's `toolShare`: the share of a call's input a tool's held results stay under
+   * (less {@link SHARE_MARGIN}); the file's, else the workspace's (the knobs file), else the
+   * detector's default 0.3.
    */
   toolShare: number;
   /** Per tool: the budget in tokens, instead of toolShare × window. */
@@ -105,23 +129,171 @@ export function readGuardConfig(env: Env): GuardConfig {
 /** A tool's budget in tokens, and where it came from (for the message and the log). */
 export interface Budget {
   tokens: number;
-  /** "30% of the 200k window" or "the guard's budget for Read". */
+  /** "Read results hold 12% of the 41k-token input; the takeover share is 30%", or a window's share. */
   because: string;
+  /** The detector's rule only: the tool's results held and the input they are a share of. */
+  held?: { tokens: number; input: number; share: number };
 }
 
+/** What the transcript says the context holds: results by tool_use id, since its last compaction. */
+export interface TranscriptHeld {
+  /** Each result's tool and estimated tokens, by its tool_use id. */
+  results: Map<string, { tool: string; tokens: number }>;
+  /** When the last compaction happened (Unix ms); null when none was seen. */
+  boundaryMs: number | null;
+}
+
+/**
+ * The main thread's tool results since its last compaction, read backwards from the transcript's
+ * end (at most its last 8 MB, as the status line reads it: a tool call must not pay for a long
+ * session's whole file). Tokens are estimated (bytes / 4). Lines that do not parse are passed
+ * over; a missing file holds nothing.
+ */
+export function readTranscriptHeld(file: string): TranscriptHeld {
+  const names = new Map<string, string>();
+  const bytes = new Map<string, number>();
+  let boundaryMs: number | null = null;
+  scanBackwards<true>(file, (line) => {
+    const boundary = line.includes('"compact_boundary"');
+    if (!boundary && !line.includes('"tool_use"') && !line.includes('"tool_result"'))
+      return undefined;
+    let entry: Obj | undefined;
+    try {
+      entry = obj(JSON.parse(line));
+    } catch {
+      return undefined;
+    }
+    if (!entry || entry.isSidechain === true) return undefined;
+    // a compaction emptied what the context held before it: stop there
+    if (entry.type === 'system' && entry.subtype === 'compact_boundary') {
+      const at = Date.parse(str(entry.timestamp) ?? '');
+      boundaryMs = Number.isFinite(at) ? at : null;
+      return true;
+    }
+    const content = obj(entry.message)?.content;
+    if (!Array.isArray(content)) return undefined;
+    for (const block of content.map(obj)) {
+      const id = str(block?.type === 'tool_use' ? block.id : block?.tool_use_id);
+      if (id === undefined) continue;
+      if (block?.type === 'tool_use') {
+        const name = str(block.name);
+        if (name !== undefined) names.set(id, name);
+      } else if (block?.type === 'tool_result') {
+        bytes.set(id, (bytes.get(id) ?? 0) + resultBytes(block.content));
+      }
+    }
+    return undefined;
+  });
+  const results = new Map<string, { tool: string; tokens: number }>();
+  for (const [id, size] of bytes) {
+    const tool = names.get(id);
+    if (tool !== undefined) results.set(id, { tool, tokens: Math.ceil(size / BYTES_PER_TOKEN) });
+  }
+  return { results, boundaryMs };
+}
+
+/**
+ * Each tool's results still held in the session's context (estimated tokens), by tool: the
+ * transcript's since its last compaction and the results this guard saw after them that the
+ * transcript does not hold yet (Claude Code writes it behind: a Read's result may still be
+ * missing at the next tool call). `skip` is a result not to count (PostToolUse: the one being
+ * judged).
+ */
+export function heldInTranscript(
+  file: string,
+  skip?: string,
+  seen: readonly SeenResult[] = [],
+): Record<string, number> {
+  const { results, boundaryMs } = readTranscriptHeld(file);
+  for (const r of seen)
+    if (!results.has(r.id) && (boundaryMs === null || r.atMs > boundaryMs))
+      results.set(r.id, { tool: r.tool, tokens: r.tokens });
+  const held: Record<string, number> = {};
+  for (const [id, { tool, tokens }] of results)
+    if (id !== skip) held[tool] = (held[tool] ?? 0) + tokens;
+  return held;
+}
+
+/** A result the guard saw after its tool ran (PostToolUse), kept per session. */
+export interface SeenResult {
+  id: string;
+  tool: string;
+  tokens: number;
+  atMs: number;
+}
+
+/** The most results kept per session (the newest). */
+const MAX_SEEN = 200;
+
+/** The file of a session's seen results: beside the guard's log, one per session. */
+function seenPath(env: Env, session: string): string {
+  return path.join(
+    path.dirname(guardLogPath(env)),
+    'guard-seen',
+    `${session.replace(/[^A-Za-z0-9_-]/g, '_')}.json`,
+  );
+}
+
+export function readSeen(env: Env, session: string | undefined): SeenResult[] {
+  if (session === undefined) return [];
+  try {
+    const list = JSON.parse(fs.readFileSync(seenPath(env, session), 'utf8')) as unknown;
+    return Array.isArray(list) ? (list as SeenResult[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Keeps one result the guard saw (PostToolUse). Only results of at least MIN_WARN_TOKENS come
+ * here: the pass path of small results reads and writes nothing.
+ */
+function rememberSeen(env: Env, session: string | undefined, result: SeenResult): void {
+  if (session === undefined) return;
+  const list = readSeen(env, session).filter((r) => r.id !== result.id);
+  list.push(result);
+  const file = seenPath(env, session);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(list.slice(-MAX_SEEN)));
+}
+
+/** 0.123 → "12". */
+const percent = (share: number) => String(Math.round(share * 100));
+
+/**
+ * The tokens one more `tool` result may add: the detector's rule. With `h` the tool's held
+ * results, `c` the input of the session's last call and `t` the share to stay under, the next
+ * input holds about `c + r`, so `(h + r) / (c + r) < t` gives `r < (t·c − h) / (1 − t)`; never
+ * below 0. Without usage in the transcript: `toolShare` of the window, for this result alone.
+ */
 export function budgetFor(
   tool: string,
   config: GuardConfig,
   transcript: string | undefined,
+  skip?: string,
+  seen: readonly SeenResult[] = [],
 ): Budget {
   const own = config.budgets[tool];
-  if (own !== undefined) return { tokens: own, because: `the guard's budget for ${tool}` };
   const tail = transcript === undefined ? null : lastUsage(transcript);
-  const window = tail ? windowFor(tail.model, tail.tokens, 0, null) : DEFAULT_WINDOW;
-  return {
-    tokens: Math.floor(config.toolShare * window),
-    because: `${Math.round(config.toolShare * 100)}% of the ${shortTokens(window)} window`,
-  };
+  if (tail === null || transcript === undefined) {
+    if (own !== undefined) return { tokens: own, because: `the guard's budget for ${tool}` };
+    return {
+      tokens: Math.floor(config.toolShare * DEFAULT_WINDOW),
+      because: `${percent(config.toolShare)}% of the ${shortTokens(DEFAULT_WINDOW)} window`,
+    };
+  }
+  const input = tail.tokens;
+  const held = heldInTranscript(transcript, skip, seen)[tool] ?? 0;
+  const target = config.toolShare * SHARE_MARGIN;
+  const room = Math.max(0, Math.floor((target * input - held) / (1 - target)));
+  const share = input > 0 ? held / input : 0;
+  const rule =
+    `${tool} results hold ${percent(share)}% of the ${shortTokens(input)}-token input; ` +
+    `rotscope reports a tool over ${percent(config.toolShare)}%`;
+  const heldNote = { tokens: held, input, share };
+  if (own !== undefined && own < room)
+    return { tokens: own, because: `the guard's budget for ${tool}`, held: heldNote };
+  return { tokens: room, because: rule, held: heldNote };
 }
 
 /** 12345 → "12,345" (toLocaleString would load ICU: 17 ms of a tool call). */
@@ -146,11 +318,18 @@ export interface Decision {
   };
 }
 
+/** What the next call's input will hold of the tool, after `added` more tokens of it. */
+function shareAfter(budget: Budget, added: number): number | null {
+  if (!budget.held) return null;
+  return (budget.held.tokens + added) / (budget.held.input + added);
+}
+
 /**
- * A `Read` without a range of a file over the budget: the lines of its first `budget` tokens.
- * Undefined when the call is not such a Read (a range given, not a file, small enough).
+ * A `Read` without a range of a file over the budget: the lines of its first `budget` tokens
+ * (line 1 alone when the tool's results already hold their share). Undefined when the call is
+ * not such a Read (a range given, not a file, small enough).
  */
-export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
+export function narrowRead(input: Obj, budgetOf: Budget | (() => Budget)): Decision | undefined {
   const file = str(input.file_path);
   if (file === undefined || input.limit !== undefined || input.offset !== undefined)
     return undefined;
@@ -162,12 +341,9 @@ export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
   } catch {
     return undefined;
   }
-  const tokens = Math.ceil(size / BYTES_PER_TOKEN);
-  if (tokens <= budget.tokens) return undefined;
-  // The lines that fit in the budget's bytes, counted in its first SAMPLE_BYTES at most and
-  // extrapolated beyond (a tool call must not pay for reading megabytes).
-  const budgetBytes = Math.min(size, budget.tokens * BYTES_PER_TOKEN);
-  const head = Buffer.alloc(Math.min(budgetBytes, SAMPLE_BYTES));
+  // Lines are counted in the file's first SAMPLE_BYTES at most and extrapolated beyond (a tool
+  // call must not pay for reading megabytes); each adds its number to the result.
+  const head = Buffer.alloc(Math.min(size, SAMPLE_BYTES));
   const fd = fs.openSync(file, 'r');
   try {
     fs.readSync(fd, head, 0, head.length, 0);
@@ -176,16 +352,29 @@ export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
   }
   let newlines = 0;
   for (let at = head.indexOf(0x0a); at !== -1; at = head.indexOf(0x0a, at + 1)) newlines += 1;
-  const lines = Math.max(1, Math.floor((newlines * budgetBytes) / head.length));
-  const keptOut = Math.max(0, tokens - Math.ceil(budgetBytes / BYTES_PER_TOKEN));
+  // the transcript is read only for a whole-file Read of a file (not for a range, a folder)
+  const budget = typeof budgetOf === 'function' ? budgetOf() : budgetOf;
+  const lineBytes = head.length / Math.max(1, newlines);
+  const perLine = lineBytes + LINE_PREFIX_BYTES;
+  const tokens = Math.ceil((size + (size / lineBytes) * LINE_PREFIX_BYTES) / BYTES_PER_TOKEN);
+  if (tokens <= budget.tokens) return undefined;
+  const lines = Math.max(1, Math.floor((budget.tokens * BYTES_PER_TOKEN) / perLine));
+  const readTokens = Math.ceil((lines * perLine) / BYTES_PER_TOKEN);
+  const keptOut = Math.max(0, tokens - readTokens);
   const name = path.basename(file);
+  const range = lines === 1 ? 'line 1' : `lines 1-${lines}`;
   const message =
     `rotscope guard: ${name} is ${thousands(size / 1024)} KB (about ${thousands(tokens)} tokens), ` +
     `over the budget of ${thousands(budget.tokens)} tokens for one tool result (${budget.because}), ` +
-    `so only lines 1-${lines} were read. Read the rest in parts with offset and limit ` +
+    `so only ${range} ${lines === 1 ? 'was' : 'were'} read. Read the rest in parts with offset and limit ` +
     `(next: offset ${lines + 1}), or Grep it for what you need, rather than all of it.`;
+  const after = shareAfter(budget, readTokens);
+  const user =
+    `rotscope guard: read ${range} of ${name} (about ${thousands(keptOut)} tokens kept out` +
+    (after === null ? ')' : `; Read results at ${percent(after)}% of the context)`);
   return {
     output: {
+      systemMessage: user,
       hookSpecificOutput: {
         hookEventName: 'PreToolUse',
         updatedInput: { ...input, offset: 1, limit: lines },
@@ -198,7 +387,7 @@ export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
       tokens,
       budget: budget.tokens,
       keptOut,
-      detail: `${file} lines 1-${lines}`,
+      detail: `${file} ${range}`,
     },
   };
 }
@@ -206,8 +395,16 @@ export function narrowRead(input: Obj, budget: Budget): Decision | undefined {
 /** The text a tool result puts into the context, as far as its shape says. */
 export function resultBytes(response: unknown): number {
   if (typeof response === 'string') return Buffer.byteLength(response);
+  if (Array.isArray(response))
+    // content blocks (a transcript's tool_result, an MCP result): their text, else the JSON
+    return response.reduce<number>((sum, block) => {
+      const text = obj(block)?.text;
+      return (
+        sum + Buffer.byteLength(typeof text === 'string' ? text : (JSON.stringify(block) ?? ''))
+      );
+    }, 0);
   const value = obj(response);
-  if (!value) return Array.isArray(response) ? Buffer.byteLength(JSON.stringify(response)) : 0;
+  if (!value) return 0;
   const file = obj(value.file);
   if (file && typeof file.content === 'string') return Buffer.byteLength(file.content);
   if (typeof value.stdout === 'string' || typeof value.stderr === 'string')
@@ -218,34 +415,62 @@ export function resultBytes(response: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
 }
 
-/** A result over its budget: the message back to the model. */
+/** A result over its budget: the message back to the model, and a line to the user. */
 export function warnResult(tool: string, response: unknown, budget: Budget): Decision | undefined {
   const tokens = Math.ceil(resultBytes(response) / BYTES_PER_TOKEN);
-  if (tokens <= budget.tokens) return undefined;
+  if (tokens <= budget.tokens || tokens < MIN_WARN_TOKENS) return undefined;
   const message =
     `rotscope guard: this ${tool} result is about ${thousands(tokens)} tokens, over the budget of ` +
     `${thousands(budget.tokens)} tokens for one tool result (${budget.because}); it stays in the ` +
     'context until a compaction. Next time write output this large to a file ' +
     '(e.g. `command > out.log`) and read or search the parts you need (Grep, Read with offset and limit).';
+  const after = shareAfter(budget, tokens);
+  const user =
+    `rotscope guard: a ${tool} result of about ${thousands(tokens)} tokens` +
+    (after === null
+      ? ` is over the budget of ${thousands(budget.tokens)}; the model was told`
+      : ` brings ${tool} results to ${percent(after)}% of the context; the model was told`);
   return {
-    output: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: message } },
+    output: {
+      systemMessage: user,
+      hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: message },
+    },
     log: { action: 'warned', tool, tokens, budget: budget.tokens, keptOut: 0, detail: '' },
   };
 }
 
-/** The guard's decision for one hook input (PreToolUse or PostToolUse). */
-export function decide(input: Obj, config: GuardConfig): Decision {
+/**
+ * The guard's decision for one hook input (PreToolUse or PostToolUse). `env` locates the
+ * results it saw in the session (none without it); a PostToolUse result is kept there.
+ */
+export function decide(input: Obj, config: GuardConfig, env?: Env, now = new Date()): Decision {
   if (!config.enabled) return {};
   const tool = str(input.tool_name);
   if (tool === undefined) return {};
   const transcript = str(input.transcript_path);
+  const session = str(input.session_id);
+  const seen = () => (env === undefined ? [] : readSeen(env, session));
   const event = input.hook_event_name;
   if (event === 'PreToolUse') {
     if (tool !== 'Read') return {};
-    return narrowRead(obj(input.tool_input) ?? {}, budgetFor(tool, config, transcript)) ?? {};
+    const budget = () => budgetFor(tool, config, transcript, undefined, seen());
+    return narrowRead(obj(input.tool_input) ?? {}, budget) ?? {};
   }
-  if (event === 'PostToolUse')
-    return warnResult(tool, input.tool_response, budgetFor(tool, config, transcript)) ?? {};
+  if (event === 'PostToolUse') {
+    const tokens = Math.ceil(resultBytes(input.tool_response) / BYTES_PER_TOKEN);
+    // a small result passes without reading the transcript (most tool calls)
+    if (tokens < MIN_WARN_TOKENS) return {};
+    // the result being judged is not counted twice, should the transcript hold it already
+    const id = str(input.tool_use_id);
+    const decision = warnResult(
+      tool,
+      input.tool_response,
+      budgetFor(tool, config, transcript, id, seen()),
+    );
+    if (env !== undefined && id !== undefined)
+      rememberSeen(env, session, { id, tool, tokens, atMs: now.getTime() });
+    return decision ?? {};
+  }
   return {};
 }
 
@@ -409,7 +634,7 @@ export function guardCommand(stdin: string, env: Env, now = new Date()): string 
   try {
     const input = obj(JSON.parse(stdin));
     if (!input) return '';
-    const decision = decide(input, readGuardConfig(env));
+    const decision = decide(input, readGuardConfig(env), env, now);
     if (decision.log) {
       const session = str(input.session_id) ?? 'unknown';
       appendLog(env, logLine(decision.log, session, now));

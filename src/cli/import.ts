@@ -17,7 +17,11 @@
  *
  * Imported history is history: the import evaluates the conversations it changed before it
  * exits, and the findings anchored on calls before its start carry their call's time and are
- * not pushed to channels (it says how many). Retention ages rows by their own time, so calls
+ * not pushed to channels (it says how many). With `--notify`, what is recent is not history: the
+ * findings on calls of the last {@link DEFAULT_NOTIFY_HOURS} hours (`--notify-hours H` to change,
+ * at most {@link MAX_NOTIFY_HOURS}) are sent to the alert's channels as live ones would have
+ * been (a session that ran while the server was down alerts when it is imported); older ones
+ * stay history. A finding stored already (telemetry saw the session) is not sent again. Retention ages rows by their own time, so calls
  * older than its window are removed whole (with their tool results and compactions) at its
  * next run; the import says so, the findings stay.
  */
@@ -40,7 +44,26 @@ interface Out {
 export const BUSY_WAIT_MS = 30 * 60_000;
 
 export const IMPORT_USAGE =
-  'usage: rotscope import FILE.jsonl|FOLDER... [--workspace W] [--token TOKEN]\n';
+  'usage: rotscope import FILE.jsonl|FOLDER... [--workspace W] [--token TOKEN] [--notify [--notify-hours H]]\n';
+
+/** `--notify`: findings on calls this recent (hours) are sent; older ones stay history. */
+export const DEFAULT_NOTIFY_HOURS = 24;
+/** The longest `--notify-hours` (a month): beyond it, nobody is waiting for the alert. */
+export const MAX_NOTIFY_HOURS = 720;
+
+/**
+ * `--notify-hours` as a number of hours, or the reason it is not one (0 < H ≤ 720; fractions
+ * allowed, e.g. 0.5).
+ */
+export function parseNotifyHours(text: string | undefined): { hours: number } | { error: string } {
+  if (text === undefined) return { hours: DEFAULT_NOTIFY_HOURS };
+  const hours = Number(text);
+  if (text.trim() === '' || !Number.isFinite(hours) || hours <= 0 || hours > MAX_NOTIFY_HOURS)
+    return {
+      error: `--notify-hours must be a number of hours above 0 and at most ${MAX_NOTIFY_HOURS}, got "${text}"`,
+    };
+  return { hours };
+}
 
 /** Where the files go: the store this process opened, or the server holding it. */
 interface ImportTarget {
@@ -67,14 +90,23 @@ export async function importCommand(
   workspace: string | undefined,
   config: Config,
   io: Out,
-  options: { now?: () => number; token?: string | undefined } = {},
+  options: {
+    now?: () => number;
+    token?: string | undefined;
+    /** `--notify`: findings on calls of the last this many hours are sent. */
+    notifyHours?: number | undefined;
+  } = {},
 ): Promise<number> {
   if (files.length === 0) {
     io.stderr(IMPORT_USAGE);
     return 2;
   }
   const startedMs = (options.now ?? Date.now)();
-  const historyBeforeNs = msToNs(startedMs);
+  const notifyHours = options.notifyHours;
+  // what is history: calls before the import's start, or (--notify) before the recent hours
+  const historyBeforeNs = msToNs(
+    notifyHours === undefined ? startedMs : startedMs - Math.round(notifyHours * 3_600_000),
+  );
   const { openStoreOrHolder } = await import('./held-data-dir.ts');
   const { store, locked } = await openStoreOrHolder(config);
   const target = locked
@@ -128,9 +160,12 @@ export async function importCommand(
       if (evaluated === undefined) return 1;
       const { fromHistory, live } = evaluated;
       io.stdout(
-        `${plural(fromHistory, 'finding')} from history, not sent` +
-          (live > 0 ? `; ${live} new` : '') +
-          '\n',
+        notifyHours === undefined
+          ? `${plural(fromHistory, 'finding')} from history, not sent` +
+              (live > 0 ? `; ${live} new` : '') +
+              '\n'
+          : `${plural(live, 'finding')} from the last ${notifyHours} h sent to the alert's channels ` +
+              `(--notify); ${plural(fromHistory, 'finding')} older, not sent\n`,
       );
       for (const { conversationId, message } of evaluated.failed)
         io.stderr(

@@ -45,7 +45,10 @@ export interface TailUsage {
  * Reads a transcript backwards in chunks and calls `visit` on each complete line, newest first,
  * until it returns something other than undefined (or MAX_SCAN bytes were read).
  */
-function scanBackwards<T>(file: string, visit: (line: string) => T | undefined): T | undefined {
+export function scanBackwards<T>(
+  file: string,
+  visit: (line: string) => T | undefined,
+): T | undefined {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');

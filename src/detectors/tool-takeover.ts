@@ -5,6 +5,11 @@
  * the next call never fires. One finding per episode; a new episode for the tool needs its
  * share to fall below half first. Side calls and calls without part sizes are skipped.
  *
+ * A fired episode keeps being reported (same anchor, same severity) on each later call it lasts,
+ * so the finding's numbers follow it as it grows (issue 36 §5): its calls, its peak share and
+ * the most tokens the tool held. The driver keeps one finding per anchor and the store updates
+ * it in place; an update at the same severity is not sent again.
+ *
  * Producers that only report tool results per call (parts from tool spans, e.g. Claude Code's
  * `result_tokens`) give the results since the stream's previous call, not what the input
  * holds: those are added up per stream as results still held in context, until a
@@ -42,6 +47,41 @@ interface Episode {
   /** The first call and the calls after it, up to toolPersistCalls + 1 (no more once fired). */
   calls: EpisodeCall[];
   fired: boolean;
+  /** Calls of the episode so far (absent in states stored before: `calls.length`). */
+  count?: number;
+  /** The call with the highest share so far (absent before: the highest of `calls`). */
+  peak?: EpisodeCall;
+  /** The most tokens the tool held at any call of the episode so far. */
+  mostTokens?: number | null;
+  /** The episode's latest call (absent before: the last of `calls`). */
+  last?: EpisodeCall;
+  /** The highest share of the calls after those that made it fire (none yet: absent). */
+  laterPeak?: number;
+}
+
+/** The episode after one more call of it: its count, peak, most tokens and last call. */
+function grown(episode: Episode, call: EpisodeCall): Episode {
+  const peak = peakOf(episode);
+  const most = mostTokensOf(episode);
+  return {
+    ...episode,
+    count: countOf(episode) + 1,
+    peak: call.share > peak.share ? call : peak,
+    mostTokens: call.tokens === null ? most : Math.max(most ?? 0, call.tokens),
+    last: call,
+  };
+}
+const countOf = (e: Episode) => e.count ?? e.calls.length;
+function peakOf(e: Episode): EpisodeCall {
+  if (e.peak) return e.peak;
+  const first = e.calls[0];
+  if (!first) throw new Error('tool_takeover: an episode without calls');
+  return e.calls.reduce((a, b) => (b.share > a.share ? b : a), first);
+}
+function mostTokensOf(e: Episode): number | null {
+  if (e.mostTokens !== undefined) return e.mostTokens;
+  const known = e.calls.flatMap((c) => (c.tokens === null ? [] : [c.tokens]));
+  return known.length === 0 ? null : Math.max(...known);
 }
 
 /** `held` and `lastTokens` (tool-span streams only): what the stream's input holds so far. */
@@ -59,11 +99,18 @@ export interface ToolTakeoverState {
 function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): FindingDraft {
   const first = episode.calls[0];
   if (!first) throw new Error('tool_takeover: an episode without calls');
-  const peak = episode.calls.reduce((a, b) => (b.share > a.share ? b : a), first);
-  const shares = episode.calls.map((c) => `${wholePercent(c.share)}%`).join(', ');
+  const peak = peakOf(episode);
+  const most = mostTokensOf(episode);
+  const count = countOf(episode);
+  const last = episode.last ?? episode.calls.at(-1) ?? first;
+  const firing = episode.calls.map((c) => `${wholePercent(c.share)}%`).join(', ');
+  // the calls that made it fire, then how it went on: "…, then up to 71% … over 9 calls"
+  const shares =
+    episode.laterPeak === undefined
+      ? firing
+      : `${firing}, then up to ${wholePercent(episode.laterPeak)}%`;
   const estimated = episode.estimatedFrom === 'bytes' ? ', estimated from result bytes' : '';
-  const tokens =
-    peak.tokens === null ? '' : ` (${formatInt(peak.tokens)} tokens at peak${estimated})`;
+  const tokens = most === null ? '' : ` (${formatInt(most)} tokens at peak${estimated})`;
   return {
     detector: 'tool_takeover',
     anchor: `${call.streamKey}|${episode.tool}|${first.spanId}`,
@@ -76,7 +123,7 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
     spanId: first.spanId,
     model: episode.model,
     summary: summaryWithAdvice(
-      `Results of tool ${episode.tool} took ${shares} of the input over ${plural(episode.calls.length, 'call')}` +
+      `Results of tool ${episode.tool} took ${shares} of the input over ${plural(count, 'call')}` +
         `${tokens} in ${threadWords(call.agentId)}`,
       toolAdvice(episode.tool),
     ),
@@ -85,9 +132,14 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
       toolShare: context.thresholds.toolShare,
       toolPersistCalls: context.thresholds.toolPersistCalls,
       peakShare: roundRatio(peak.share),
-      peakTokens: peak.tokens,
+      /** The most tokens the tool's results held at any call of the episode so far. */
+      peakTokens: most,
       estimatedFrom: episode.estimatedFrom ?? null,
+      /** The calls that made the episode fire (the first and toolPersistCalls after it). */
       calls: episode.calls.map((c) => ({ ...c, share: roundRatio(c.share) })),
+      /** Calls of the episode so far, and its latest: the finding follows it as it grows. */
+      callCount: count,
+      lastCall: { ...last, share: roundRatio(last.share) },
     },
   };
 }
@@ -114,11 +166,15 @@ function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: De
   for (const episode of open) {
     const share = (tools[episode.tool] ?? 0) / total;
     if (share < half) continue; // the episode ends; a new one may start later
+    const entry = entryOf(share);
     if (episode.fired) {
-      episodes.push(episode);
+      // the episode goes on: its finding follows (same anchor, same severity)
+      const next = { ...grown(episode, entry), laterPeak: Math.max(episode.laterPeak ?? 0, share) };
+      findings.push(toFinding(call, next, context));
+      episodes.push(next);
       continue;
     }
-    const next: Episode = { ...episode, calls: [...episode.calls, entryOf(share)] };
+    const next: Episode = { ...grown(episode, entry), calls: [...episode.calls, entry] };
     if (next.calls.length - 1 >= toolPersistCalls) {
       next.fired = true;
       findings.push(toFinding(call, next, context));
@@ -129,13 +185,18 @@ function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: De
   for (const tool of Object.keys(tools).sort()) {
     const share = (tools[tool] ?? 0) / total;
     if (share < toolShare || open.some((e) => e.tool === tool)) continue;
+    const entry = entryOf(share);
     const episode: Episode = {
       tool,
       ...(call.parts.estimatedFrom ? { estimatedFrom: call.parts.estimatedFrom } : {}),
       runId: call.runId,
       model: modelOf(call),
-      calls: [entryOf(share)],
+      calls: [entry],
       fired: false,
+      count: 1,
+      peak: entry,
+      mostTokens: entry.tokens,
+      last: entry,
     };
     if (toolPersistCalls <= 0) {
       episode.fired = true;

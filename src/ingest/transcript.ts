@@ -17,6 +17,8 @@
  * - Ids are derived (trace = sha256(sessionId), span = sha256(message.id)) so a re-import
  *   writes the same rows.
  * - Each line's `cwd` is where the session runs (its project; the last one wins).
+ * - With the workspace capturing content, the calls at a drop (a boundary, a fall in usage)
+ *   keep the messages their input held, for What was lost (./transcript-messages.ts).
  */
 import {
   latestProjects,
@@ -34,6 +36,7 @@ import { compaction, normalizeTrigger } from './compactions.ts';
 import { classifyQuerySource, streamKeyOf } from './conversation.ts';
 import { classifyFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
+import { TranscriptMessages } from './transcript-messages.ts';
 import { fromProviderMessage, type Msg } from './messages.ts';
 import { contextUsage, type Usage } from './tokens.ts';
 import type { NormalizeContext } from './types.ts';
@@ -144,6 +147,7 @@ export function normalizeTranscript(
   const requests = new RequestLines();
   const projects: ConversationProject[] = [];
   const lastCwd = new Map<string, { cwd: string; atNs: string }>();
+  const texts = ctx.captureContent ? new TranscriptMessages() : null;
 
   for (const line of jsonObjectLines(text)) {
     const type = s(line, 'type');
@@ -204,6 +208,7 @@ export function normalizeTranscript(
       });
       compactions.push(c);
       Object.assign(stream, newStream(), { lastBoundary: c });
+      texts?.boundary(streamKey);
       continue;
     }
 
@@ -213,6 +218,7 @@ export function normalizeTranscript(
     if (type === 'user') {
       const msg = fromProviderMessage({ role: 'user', content: message['content'] });
       append(stream, msg, toolNames);
+      texts?.add(streamKey, 'user', message['content']);
       if (line['isCompactSummary'] === true && stream.lastBoundary !== null) {
         const size = msg.blocks.reduce((n, b) => n + b.size, 0);
         stream.lastBoundary.summarySize = size;
@@ -260,6 +266,7 @@ export function normalizeTranscript(
       });
       byMessageId.set(messageId, call);
       calls.push(call);
+      texts?.call(streamKey, call);
     } else {
       call.endNs = atNs;
       const usage = message['usage'];
@@ -282,7 +289,9 @@ export function normalizeTranscript(
       }
     }
     append(stream, msg, toolNames);
+    texts?.add(streamKey, 'assistant', message['content']);
   }
+  texts?.finish();
   return { calls, toolResults, compactions, projects: latestProjects(projects) };
 }
 

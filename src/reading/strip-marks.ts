@@ -42,9 +42,11 @@ export function markedCalls(
     return fullest === undefined ? own : { index: fullest, calls: [fullest] };
   }
   if (detector === 'tool_takeover' && Array.isArray(details['calls'])) {
-    const calls = details['calls']
+    // the calls that made it fire, and its latest call as the episode grew (issue 36 §5)
+    const calls = [...new Set([...details['calls'], details['lastCall']])]
       .map((c) => callIn(c, indexOf))
       .filter((i): i is number => i !== undefined)
+      .filter((i, k, all) => all.indexOf(i) === k)
       .sort((a, b) => a - b);
     if (calls.length === 0) return own;
     return { index: anchor ?? calls[0]!, calls };

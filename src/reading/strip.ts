@@ -16,9 +16,12 @@ import type { InputParts } from '../model/calls.ts';
 import { getAlertSettings } from '../store/alerts.ts';
 import { heldPerCall, type HeldItem, type ToolSizes } from '../model/held-results.ts';
 import type { Db } from '../store/db.ts';
+import type { GuardDecision } from '../model/guard.ts';
+import { guardDecisionsOf } from '../store/guard-decisions.ts';
 import {
   stripCalls,
   stripCompactions,
+  stripConversations,
   stripFindings,
   type StripRow,
   type StripScope,
@@ -96,6 +99,23 @@ export interface StripMark {
   summary: string;
 }
 
+/**
+ * A decision of Claude Code's tool-result guard, on the call that first carried what it acted
+ * on: the first call (not a side call) of the conversation starting at or after the decision (a
+ * Read is narrowed before it runs, a result warned about right after; the model's next request
+ * carries it). `index` is null when that call is not in the strip.
+ */
+export interface StripGuardMark {
+  index: number | null;
+  action: 'narrowed' | 'warned';
+  tool: string;
+  /** Estimated tokens of the whole result (narrowed: of the whole file). */
+  resultTokens: number;
+  budgetTokens: number;
+  /** Tokens kept out of the context (warned: 0). */
+  keptOutTokens: number;
+}
+
 export interface Strip {
   calls: number;
   /** True when the conversation has more calls than {@link MAX_STRIP_CALLS}. */
@@ -112,7 +132,34 @@ export interface Strip {
   columns: StripColumns;
   /** Every finding of the conversation or run, oldest call first. */
   findings: StripMark[];
+  /** What the tool-result guard did in the conversation (Claude Code), oldest first. */
+  guard: StripGuardMark[];
 }
+
+/** The strip index of the call each decision acted on (see {@link StripGuardMark}). */
+function guardMarks(
+  decisions: readonly GuardDecision[],
+  calls: readonly StripRow[],
+): StripGuardMark[] {
+  return decisions.map((d) => {
+    const at = BigInt(d.atNs);
+    const index = calls.findIndex(
+      (row) => row[5] === null && BigInt(row[2]) >= at && conversationOf(row, d.conversationId),
+    );
+    return {
+      index: index === -1 ? null : index,
+      action: d.action,
+      tool: d.tool,
+      resultTokens: d.resultTokens,
+      budgetTokens: d.budgetTokens,
+      keptOutTokens: d.keptOutTokens,
+    };
+  });
+}
+
+/** A call's stream key is its conversation id and agent (`streamKeyOf`, src/ingest/conversation.ts). */
+const conversationOf = (row: StripRow, conversationId: string) =>
+  row[3] === conversationId || row[3].startsWith(`${conversationId}|`);
 
 /**
  * A call's input parts in tokens: the sizes scaled to its usage, rest as messages or other.
@@ -267,5 +314,9 @@ export async function loadStrip(
     parts: partNames.values,
     columns,
     findings,
+    guard: guardMarks(
+      await guardDecisionsOf(db, workspaceId, await stripConversations(db, workspaceId, scope)),
+      calls,
+    ),
   };
 }

@@ -97,3 +97,43 @@ export async function guardSummaries(
   }
   return found;
 }
+
+/**
+ * The guard's decisions in these conversations, oldest first (the run view marks the calls
+ * they acted on).
+ */
+export async function guardDecisionsOf(
+  db: Db,
+  workspaceId: string,
+  conversationIds: readonly string[],
+): Promise<GuardDecision[]> {
+  if (conversationIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('guard_decisions')
+    .select([
+      'conversation_id',
+      'span_id',
+      sql<string>`at_ns::text`.as('at_ns'),
+      'action',
+      'tool',
+      'result_tokens',
+      'budget_tokens',
+      'kept_out_tokens',
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('conversation_id', 'in', conversationIds)
+    .orderBy('at_ns')
+    .orderBy('span_id')
+    .execute();
+  return rows.map((r) => ({
+    workspaceId,
+    conversationId: r.conversation_id,
+    spanId: r.span_id,
+    atNs: r.at_ns,
+    action: r.action === 'warned' ? 'warned' : 'narrowed',
+    tool: r.tool,
+    resultTokens: Number(r.result_tokens),
+    budgetTokens: Number(r.budget_tokens),
+    keptOutTokens: Number(r.kept_out_tokens),
+  }));
+}

@@ -320,7 +320,13 @@ export async function insertCalls(
         call.sideCall ?? worse.find((row) => row.side_call !== null)?.side_call ?? null;
       // the log event said what it cost (Claude Code `cost_usd`); the span does not
       const costUsd = call.costUsd ?? worse.find((row) => row.cost_usd !== null)?.cost_usd ?? null;
-      replacing.push({ call: { ...call, sideCall, costUsd }, rows: worse, imported });
+      // the messages an import read stay with the row when telemetry did not capture them
+      const kept = call.inputMessages ?? storedMessages(worse);
+      replacing.push({
+        call: { ...call, sideCall, costUsd, ...(kept ? { inputMessages: kept } : {}) },
+        rows: worse,
+        imported,
+      });
       continue;
     }
     const row = best;
@@ -328,9 +334,22 @@ export async function insertCalls(
     const storedImport = readImported(row.imported);
     if (imports.includes(call.producer)) {
       const imported = importedOf(call);
-      if (storedImport !== null && canonicalJson(storedImport) === canonicalJson(imported))
+      // the messages an import read (a transcript at a drop) fill a row that has none
+      const messages = row.input_messages === null ? call.inputMessages : undefined;
+      if (
+        storedImport !== null &&
+        canonicalJson(storedImport) === canonicalJson(imported) &&
+        messages === undefined
+      )
         continue;
-      merging.push({ row, imported, call: (parts) => fillFromImport(stored, imported, parts) });
+      merging.push({
+        row,
+        imported,
+        call: (parts) => ({
+          ...fillFromImport(stored, imported, parts),
+          ...(messages ? { inputMessages: messages } : {}),
+        }),
+      });
     } else if (isImportedParts(stored.parts, storedImport)) {
       // a log event of a call whose parts an import estimated: logged results size it now
       merging.push({ row, imported: storedImport, call: () => ({ ...stored, parts: null }) });
@@ -375,7 +394,12 @@ export async function insertCalls(
     const call = m.call(importedParts(m.row.conversation_id, m.row.producer));
     const stored = toLlmCall(m.row);
     const changed = !sameMergedFields(stored, call);
-    if (!changed && canonicalJson(readImported(m.row.imported)) === canonicalJson(m.imported))
+    const messages = m.row.input_messages === null && call.inputMessages !== undefined;
+    if (
+      !changed &&
+      !messages &&
+      canonicalJson(readImported(m.row.imported)) === canonicalJson(m.imported)
+    )
       continue;
     updates.push({ row: m.row, call, imported: m.imported });
     if (changed)
@@ -516,6 +540,20 @@ async function conversationsWithResults(
   return new Set(rows.rows.map((row) => row.conversation_id));
 }
 
+/** The messages stored with the first of `rows` that has them (an import's, at a drop). */
+function storedMessages(rows: readonly CallRow[]): Record<string, unknown> | undefined {
+  const text = rows.find((row) => row.input_messages !== null)?.input_messages;
+  if (!text) return undefined;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Writes the fields merged into stored rows (one statement). */
 async function updateMergedCalls(
   db: Db,
@@ -547,6 +585,7 @@ async function updateMergedCalls(
       parts: call.parts,
       side_call: r.side_call,
       compacted: r.compacted,
+      input_messages: r.input_messages,
       imported,
     };
   });
@@ -560,14 +599,15 @@ async function updateMergedCalls(
       agent_version = v.agent_version, finish_reason_raw = v.finish_reason_raw,
       finish_class = v.finish_class, output_tool_call = v.output_tool_call,
       output_tool_name = v.output_tool_name, max_output_tokens = v.max_output_tokens,
-      parts = v.parts, side_call = v.side_call, compacted = v.compacted, imported = v.imported
+      parts = v.parts, side_call = v.side_call, compacted = v.compacted, imported = v.imported,
+      input_messages = coalesce(l.input_messages, v.input_messages)
     FROM jsonb_to_recordset(${JSON.stringify(values)}::jsonb) AS v(
       trace_id text, span_id text, start_ns int8, request_model text, response_model text,
       input_tokens_raw int8, cache_read_tokens int8, cache_write_tokens int8, output_tokens int8,
       context_tokens int8, usage_rule text, context_window int4, window_source text,
       agent_version text, finish_reason_raw text, finish_class text, output_tool_call boolean,
       output_tool_name text, max_output_tokens int8, parts jsonb, side_call text,
-      compacted boolean, imported jsonb)
+      compacted boolean, input_messages text, imported jsonb)
     WHERE l.workspace_id = ${workspaceId} AND l.trace_id = v.trace_id AND l.span_id = v.span_id
       AND l.start_ns = v.start_ns`.execute(db);
 }

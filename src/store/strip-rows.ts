@@ -131,3 +131,21 @@ export async function stripCompactions(
     .execute();
   return rows.map((c) => ({ streamKey: c.stream_key, atNs: c.at_ns }));
 }
+
+/** The conversations the scope's calls belong to (a run's: one, as a rule). */
+export async function stripConversations(
+  db: Db,
+  workspaceId: string,
+  scope: StripScope,
+): Promise<string[]> {
+  if ('conversationId' in scope) return [scope.conversationId];
+  const rows = await db
+    .selectFrom('llm_calls')
+    .select('conversation_id')
+    .distinct()
+    .where('workspace_id', '=', workspaceId)
+    .where(inScope(scope))
+    .limit(16)
+    .execute();
+  return rows.map((r) => r.conversation_id);
+}

@@ -208,8 +208,10 @@ export async function startClaudeCodeSession(options: SessionOptions): Promise<C
   // its temp files too (2.1.332 writes background agents' output under $TMPDIR/claude-<uid>/)
   const tmpDir = join(root, 'tmp');
   for (const d of [workDir, configDir, homeDir, tmpDir]) mkdirSync(d);
-  for (const [name, text] of Object.entries(options.files ?? {}))
+  for (const [name, text] of Object.entries(options.files ?? {})) {
+    mkdirSync(dirname(join(workDir, name)), { recursive: true }); // `src/index.ts` too
     writeFileSync(join(workDir, name), text);
+  }
   if (options.settings)
     writeFileSync(
       join(configDir, 'settings.json'),

@@ -75,6 +75,8 @@ export function launchBrowser(options: { loopbackNames?: string[] } = {}): Promi
 export interface ConsoleServer {
   url: string;
   server: ChildServer;
+  /** The store a CLI beside the server uses: its data directory, or its PostgreSQL database. */
+  storeEnv: Record<string, string>;
   /** Creates a token through the API (the first one needs the server open: no token yet). */
   createToken(scope: 'read' | 'ingest' | 'admin', bearer?: string): Promise<string>;
   stop(): Promise<void>;
@@ -94,6 +96,9 @@ export async function startConsoleServer(env: Record<string, string> = {}): Prom
   return {
     url: server.url,
     server,
+    storeEnv: databaseUrl
+      ? { DATABASE_URL: databaseUrl }
+      : { ROTSCOPE_DATA_DIR: env.ROTSCOPE_DATA_DIR ?? dataDir },
     async createToken(scope, bearer) {
       const response = await fetch(`${server.url}/api/tokens`, {
         method: 'POST',

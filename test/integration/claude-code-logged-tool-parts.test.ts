@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IngestPipeline } from '../../src/receiver/pipeline.ts';
+import { FindingSet } from '../../src/detectors/drive.ts';
 import { toolTakeover, type ToolTakeoverState } from '../../src/detectors/tool-takeover.ts';
 import type { FindingDraft } from '../../src/model/findings.ts';
 import { DEFAULT_THRESHOLDS } from '../../src/model/findings.ts';
@@ -44,11 +45,14 @@ async function ingest(pipeline: IngestPipeline, file: string): Promise<void> {
   }
 }
 
-/** The tool_takeover findings of the stored conversation (the detector fed in start order). */
+/**
+ * The tool_takeover findings of the stored conversation (the detector fed in start order), one
+ * per anchor as the driver keeps them (a lasting episode reports its anchor again).
+ */
 async function takeovers(s: TestStore): Promise<FindingDraft[]> {
   const conv = await getConversation(s.db, WS, SESSION);
   let state: ToolTakeoverState = toolTakeover.initial();
-  const out: FindingDraft[] = [];
+  const out = new FindingSet();
   for (const call of conv?.calls ?? []) {
     const step = toolTakeover.step(
       state,
@@ -56,9 +60,9 @@ async function takeovers(s: TestStore): Promise<FindingDraft[]> {
       { thresholds: DEFAULT_THRESHOLDS },
     );
     state = step.state;
-    out.push(...step.findings);
+    for (const finding of step.findings) out.add(finding);
   }
-  return out;
+  return out.values();
 }
 
 const ORDERS: Array<[string, string[]]> = [

@@ -1250,6 +1250,19 @@ export interface paths {
                 tokensLost: number | null;
                 summary: string;
               }[];
+              /** @description What Claude Code's tool-result guard did in the conversation, oldest first. */
+              guard: {
+                /** @description The call that first carried what the guard acted on (the next call after it); null when not in the strip. */
+                index: number | null;
+                /** @enum {string} */
+                action: 'narrowed' | 'warned';
+                tool: string;
+                /** @description Estimated tokens of the whole result (narrowed: of the whole file). */
+                resultTokens: number;
+                budgetTokens: number;
+                /** @description Tokens kept out of the context (warned: 0). */
+                keptOutTokens: number;
+              }[];
               thresholds: {
                 usageThreshold: number;
                 usageCritical: number;
@@ -1370,6 +1383,19 @@ export interface paths {
                 kind: string | null;
                 tokensLost: number | null;
                 summary: string;
+              }[];
+              /** @description What Claude Code's tool-result guard did in the conversation, oldest first. */
+              guard: {
+                /** @description The call that first carried what the guard acted on (the next call after it); null when not in the strip. */
+                index: number | null;
+                /** @enum {string} */
+                action: 'narrowed' | 'warned';
+                tool: string;
+                /** @description Estimated tokens of the whole result (narrowed: of the whole file). */
+                resultTokens: number;
+                budgetTokens: number;
+                /** @description Tokens kept out of the context (warned: 0). */
+                keptOutTokens: number;
               }[];
               thresholds: {
                 usageThreshold: number;

@@ -203,7 +203,8 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
         { path: request.body.path, text: request.body.text },
         {
           historyBeforeNs: historyBefore.toString(),
-          cutoffNs: importCutoffNs(config.retentionDays, Number(historyBefore / 1_000_000n)),
+          // retention counts from now, whatever `historyBefore` (--notify moves it back)
+          cutoffNs: importCutoffNs(config.retentionDays, Number(now / 1_000_000n)),
         },
       );
       if (!imported.ok)

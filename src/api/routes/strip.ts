@@ -73,6 +73,25 @@ const stripSchema = z.object({
       summary: z.string(),
     }),
   ),
+  guard: z
+    .array(
+      z.object({
+        index: z
+          .number()
+          .nullable()
+          .describe(
+            'The call that first carried what the guard acted on (the next call after it); null when not in the strip.',
+          ),
+        action: z.enum(['narrowed', 'warned']),
+        tool: z.string(),
+        resultTokens: z
+          .number()
+          .describe('Estimated tokens of the whole result (narrowed: of the whole file).'),
+        budgetTokens: z.number(),
+        keptOutTokens: z.number().describe('Tokens kept out of the context (warned: 0).'),
+      }),
+    )
+    .describe("What Claude Code's tool-result guard did in the conversation, oldest first."),
   thresholds: z.object({ usageThreshold: z.number(), usageCritical: z.number() }),
   bands: z
     .object({ dimBelow: z.number(), amberFrom: z.number(), redFrom: z.number() })

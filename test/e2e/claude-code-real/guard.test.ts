@@ -7,7 +7,10 @@
  *   guard's message and only the lines that fit;
  * - a large Bash result gets the guard's message, the result itself whole;
  * - small results pass untouched and the guard writes nothing;
- * - the same session without the guard raises `tool_takeover`, with it does not.
+ * - the same session without the guard raises `tool_takeover`, with it does not;
+ * - with the default config (no budgets: the detector's rule), a newcomer's Read sequence of
+ *   middle-sized files (none near 30% of the window) is a takeover without the guard and none
+ *   with it, and the user's transcript carries the guard's one line (`hook_system_message`).
  * The tokens kept out of the context per scenario are printed (and come from the guard's log).
  * PGlite only, like the other real-CLI suites.
  */
@@ -120,6 +123,53 @@ function readsScenario(id: string, env: Record<string, string>, guarded: boolean
   };
 }
 
+/**
+ * A newcomer's first look at a project: five Reads of files from 3 to 24 KB (none alone near 30%
+ * of a 200k window, so a budget per result never acts), then an answer. Without the guard the
+ * reads are most of every later input: a takeover by Read.
+ */
+function newcomerScenario(id: string, env: Record<string, string>, guarded: boolean): Scenario {
+  const files = {
+    'README.md': bigText('readme', 12),
+    'package.json': bigText('"dep"', 3),
+    'src/index.ts': bigText('export', 20),
+    'src/server.ts': bigText('route', 16),
+    'docs/guide.md': bigText('guide', 24),
+  };
+  return {
+    id,
+    name: id,
+    options: { files, env, ...(guarded ? { settings: guardHooks() } : {}) },
+    runs: [{ prompt: 'I am new here: read the README, package.json, the sources and the guide.' }],
+    script: {
+      main: [
+        ...Object.keys(files).map((name) => ({
+          toolUse: { name: 'Read', input: { file_path: `__WORK__/${name}` } },
+          usage: estimate,
+        })),
+        { text: 'A small service with a guide.', usage: estimate },
+      ],
+    },
+    telemetry: [],
+  };
+}
+
+/** The lines the user saw from hooks: the transcript's `hook_system_message` attachments. */
+function hookLines(outcome: ScenarioOutcome): string[] {
+  const main = outcome.transcripts.find((t) => !t.subagent);
+  if (!main) return [];
+  return readFileSync(main.path, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('hook_system_message'))
+    .map((line) => {
+      const entry = JSON.parse(line) as { attachment?: { type?: string; content?: string } };
+      return entry.attachment?.type === 'hook_system_message'
+        ? (entry.attachment.content ?? '')
+        : '';
+    })
+    .filter((text) => text !== '');
+}
+
 /** `cat app.log` of a `log` the size the caller picks, then a text; with or without the guard. */
 function catScenario(
   id: string,
@@ -217,6 +267,43 @@ describe.skipIf(!onThisBackend)('the tool-result guard with the real Claude Code
           seenFinding('tool_takeover', 'warning', null, 'Read'),
         ]);
         expect(guarded.telemetry).toEqual([]);
+      }, 300_000);
+
+      it("with the default budget, a newcomer's Read sequence is narrowed where the detector would fire: no takeover, and the user sees why", async () => {
+        const env = guardEnv(`newcomer-${version}`, {});
+        const guarded = await run(newcomerScenario(`newcomer-${version}`, env, true));
+        const unguarded = await run(
+          newcomerScenario(
+            `newcomer-plain-${version}`,
+            guardEnv(`newcomer-none-${version}`, {}),
+            false,
+          ),
+        );
+        // The detector's verdict: a takeover by Read without the guard, nothing with it.
+        expect(unguarded.telemetry).toEqual([
+          seenFinding('tool_takeover', 'warning', null, 'Read'),
+        ]);
+        expect(guarded.telemetry).toEqual([]);
+        const log = guardLog(env);
+        const narrowed = log.match(/ {2}narrowed {2}Read {2}/g) ?? [];
+        expect(narrowed.length).toBeGreaterThan(0);
+        // One short line per decision reached the user's session, naming the file and the share.
+        const lines = hookLines(guarded);
+        expect(lines, `${log}\n${JSON.stringify(lines, null, 1)}`).toHaveLength(narrowed.length);
+        for (const line of lines) {
+          expect(line).toMatch(
+            /^rotscope guard: read (line 1|lines 1-\d+) of [\w.]+ \(about [\d,]+ tokens kept out; Read results at \d+% of the context\)$/,
+          );
+          expect(line.length).toBeLessThan(160);
+        }
+        const detail = (await (
+          await fetch(`${server.url}/api/conversations/${guarded.sessionId}`)
+        ).json()) as { guard: { narrowed: number } | null };
+        expect(detail.guard?.narrowed).toBe(narrowed.length);
+        console.log(
+          `Claude Code ${version}: newcomer's reads, ${narrowed.length} narrowed, about ` +
+            `${keptOut(log).toLocaleString('en-US')} tokens kept out; user saw: ${lines.join(' | ')}`,
+        );
       }, 300_000);
 
       it('tells the model about a large Bash result and leaves the result whole', async () => {

@@ -107,8 +107,9 @@ describe('analyze on the real Claude Code transcript with sidechains', () => {
     for (const l of findingLines)
       expect(l).toMatch(/^ {2}WARNING {2}tool_takeover {4}Results of tool /);
     expect(findingLines[0]).toBe(
-      '  WARNING  tool_takeover    Results of tool Bash took 35%, 35%, 35% of the input over 3 calls ' +
-        '(14,335 tokens at peak) in a sub-agent. What to do: cut the command’s output before it ' +
+      // the episode lasts 6 calls: the finding follows it (issue 36 §5), not its first 3
+      '  WARNING  tool_takeover    Results of tool Bash took 35%, 35%, 35%, then up to 35% of the ' +
+        'input over 6 calls (14,358 tokens at peak) in a sub-agent. What to do: cut the command’s output before it ' +
         'reaches the model (head, tail, grep, a quieter flag), or clear old Bash results from the history.',
     );
     expect(lines.at(-2)).toBe(

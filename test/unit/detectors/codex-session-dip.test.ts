@@ -125,11 +125,16 @@ describe('a Codex session file whose usage dips 1.5% between turns', () => {
     expect(isHistoryCut(22_000, 21_670)).toBe(false);
   });
 
-  it('reports the takeover, once', () => {
+  it('reports the takeover, once: one anchor, its later reports following the episode', () => {
     const found = takeovers(calls);
-    expect(found.map((f) => [f.detector, f.severity, f.details.tool])).toEqual([
-      ['tool_takeover', 'warning', 'exec_command'],
-    ]);
+    const anchors = [...new Set(found.map((f) => f.anchor))];
+    expect(anchors).toHaveLength(1);
+    expect([
+      ...new Set(found.map((f) => [f.detector, f.severity, f.details.tool].join(' '))),
+    ]).toEqual(['tool_takeover warning exec_command']);
+    // each later report counts one more call of the same episode
+    const counts = found.map((f) => f.details.callCount);
+    expect(counts).toEqual(counts.map((_, i) => 3 + i));
   });
 
   it('a drop that counts as lost history still empties the held results', () => {

@@ -77,6 +77,12 @@ function RunBody({
         {` · ${plural(strip.streams.length, 'stream')}`}
         {agents.length > 0 ? ` (${plural(agents.length, 'sub-agent')})` : ''}
         {top ? ` · fullest call #${top.index + 1} at ${wholePercent(top.share)} of its window` : ''}
+        {strip.guard.length > 0 && (
+          <span className="run-guard">
+            {' '}
+            · the guard {guardWords(strip.guard)} (◊ on the calls that carried it)
+          </span>
+        )}
         {windowUnknown.length > 0 && (
           <span
             className="sight-blind window-unknown"
@@ -141,6 +147,18 @@ function RunBody({
       </div>
     </>
   );
+}
+
+/** "narrowed 2 Reads, warned about 1 result". */
+function guardWords(acts: Strip['guard']): string {
+  const narrowed = acts.filter((a) => a.action === 'narrowed').length;
+  const warned = acts.length - narrowed;
+  return [
+    narrowed > 0 ? `narrowed ${narrowed} read${narrowed === 1 ? '' : 's'}` : '',
+    warned > 0 ? `warned about ${warned} result${warned === 1 ? '' : 's'}` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
 }
 
 /** The strip numbers of the call after a drop and of its stream's previous call. */

@@ -247,6 +247,11 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
     .map((f) => ({ f, mark: markOf(f), at: f.index === null ? -1 : model.positionOf[f.index]! }))
     .filter((m) => m.mark !== null && m.at >= view.from && m.at < view.to);
 
+  const guarded = guardByCall(strip);
+  const guardMarks = [...guarded]
+    .map(([index, acts]) => ({ index, acts, at: model.positionOf[index]! }))
+    .filter((m) => m.at !== undefined && m.at >= view.from && m.at < view.to);
+
   const hovered = hover ? callDetail(strip, model, hover.index) : null;
   const selectedAt = strip.findings.find((f) => f.findingId === selected);
   const selectedRuns = runsOf(
@@ -332,6 +337,19 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
             </button>
           );
         })}
+        {guardMarks.map(({ index, acts, at }) => (
+          <span
+            key={`guard-${index}`}
+            className={`guard-mark ${acts.some((a) => a.action === 'narrowed') ? 'guard-narrowed' : 'guard-warned'}`}
+            style={{ left: (at - view.from + 0.5) * barWidth }}
+            title={`#${index + 1}: ${acts.map(guardText).join('; ')}`}
+            aria-label={`guard at call ${index + 1}: ${acts.map(guardText).join('; ')}`}
+            data-call={index + 1}
+            role="note"
+          >
+            ◊
+          </span>
+        ))}
         {hover && hovered && (
           <div
             className="strip-tooltip"
@@ -349,6 +367,25 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
       <StripLegend strip={strip} colours={colours} sideCalls={sideCalls} />
     </div>
   );
+}
+
+type GuardAct = Strip['guard'][number];
+
+/** The guard's decisions by the strip index of the call they acted on. */
+function guardByCall(strip: Strip): Map<number, GuardAct[]> {
+  const byCall = new Map<number, GuardAct[]>();
+  for (const act of strip.guard) {
+    if (act.index === null) continue;
+    byCall.set(act.index, [...(byCall.get(act.index) ?? []), act]);
+  }
+  return byCall;
+}
+
+/** "narrowed a Read: 4.5k tokens kept out" / "warned about a Bash result of 12k tokens". */
+function guardText(act: GuardAct): string {
+  return act.action === 'narrowed'
+    ? `the guard narrowed a ${act.tool}: ${formatTokens(act.keptOutTokens)} tokens kept out`
+    : `the guard warned about a ${act.tool} result of ${formatTokens(act.resultTokens)} tokens`;
 }
 
 /** The hover card of call `i`. */
@@ -396,6 +433,12 @@ function callDetail(strip: Strip, model: StripModel, i: number) {
       </dd>
       <dt>Finish</dt>
       <dd>{finish ?? 'not sent'}</dd>
+      {guardByCall(strip).has(i) && (
+        <>
+          <dt>Guard</dt>
+          <dd>{guardByCall(strip).get(i)!.map(guardText).join('; ')}</dd>
+        </>
+      )}
       <dt>Parts</dt>
       <dd>
         {parts.length === 0
@@ -471,6 +514,12 @@ function StripLegend({
       <li>
         <span className="legend-glyph">◆</span> tool takeover
       </li>
+      {strip.guard.length > 0 && (
+        <li>
+          <span className="legend-glyph guard-mark-glyph">◊</span> the tool-result guard acted (its
+          result reached this call)
+        </li>
+      )}
       <li>
         <span className="legend-glyph">●</span> context too full (its fullest call)
       </li>
