@@ -29,7 +29,7 @@ import {
   type Obj,
 } from './install-shared.ts';
 
-const USAGE =
+export const CLAUDE_CODE_USAGE =
   'usage: rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline]\n' +
   '                                    [--no-guard] [--uninstall] [--dry-run]\n' +
   '  --url      the rotscope server Claude Code sends to (default $ROTSCOPE_URL, else http://127.0.0.1:4318)\n' +
@@ -227,7 +227,7 @@ function replacedBy(settings: Obj, next: Obj, earlier: Replaced): Replaced {
 
 /** The `claude-code` command. Exit 0 done, 1 settings.json unreadable, 2 bad usage. */
 export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promise<number> {
-  const values = installFlags(argv, io, USAGE, {
+  const values = installFlags(argv, io, CLAUDE_CODE_USAGE, {
     user: { type: 'boolean' },
     project: { type: 'boolean' },
     uninstall: { type: 'boolean' },
@@ -240,7 +240,7 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
   if (values === null) return 2;
   const url = values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL);
   if (!/^https?:\/\/[^\s/]+/.test(url)) {
-    io.stderr(`rotscope claude-code install: --url must be an http(s) URL, not "${url}"\n${USAGE}`);
+    io.stderr(`rotscope claude-code install: --url must be an http(s) URL, not "${url}"\n${CLAUDE_CODE_USAGE}`);
     return 2;
   }
   const tokenValue = values.token ?? (env.ROTSCOPE_TOKEN || undefined);

@@ -29,6 +29,7 @@ import type { ImportEvaluation } from '../evaluator/now.ts';
 import type { ImportedFile } from '../receiver/import.ts';
 import type { DataDirLockedError } from '../store/data-dir-lock.ts';
 import { withSubagentFiles } from './input-file.ts';
+import type { ServerElsewhereError } from './held-data-dir.ts';
 
 interface Out {
   stdout: (text: string) => void;
@@ -66,7 +67,12 @@ export async function importCommand(
   workspace: string | undefined,
   config: Config,
   io: Out,
-  options: { now?: () => number; token?: string | undefined } = {},
+  options: {
+    now?: () => number;
+    token?: string | undefined;
+    /** A running server to import through instead of creating a store (held-data-dir.ts). */
+    elsewhere?: ServerElsewhereError | undefined;
+  } = {},
 ): Promise<number> {
   if (files.length === 0) {
     io.stderr(IMPORT_USAGE);
@@ -75,7 +81,7 @@ export async function importCommand(
   const startedMs = (options.now ?? Date.now)();
   const historyBeforeNs = msToNs(startedMs);
   const { openStoreOrHolder } = await import('./held-data-dir.ts');
-  const { store, locked } = await openStoreOrHolder(config);
+  const { store, locked } = await openStoreOrHolder(config, options.elsewhere);
   const target = locked
     ? await serverTarget(locked, { workspace, historyBeforeNs, token: options.token }, io)
     : await storeTarget(store, {
@@ -232,7 +238,10 @@ async function serverTarget(
   const base = reachableUrl(holder.url);
   const server = `the running server (pid ${holder.pid}, ${base})`;
   io.stderr(
-    `rotscope import: the data directory ${locked.dataDir} is held by ${server}: importing through it\n`,
+    'wouldCreate' in locked
+      ? `rotscope import: importing through ${server}, the server running for this user ` +
+          `(no store of its own here: ${String(locked.wouldCreate)})\n`
+      : `rotscope import: the data directory ${locked.dataDir} is held by ${server}: importing through it\n`,
   );
   let retentionDays = 0;
 

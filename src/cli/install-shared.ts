@@ -6,6 +6,7 @@
  */
 import { chmodSync, copyFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { flagError } from './flag-suggest.ts';
 
 export type Env = Record<string, string | undefined>;
 export type Obj = Record<string, unknown>;
@@ -46,7 +47,10 @@ export function installFlags<F extends Flags>(
       strict: true,
     }) as { values: Record<string, string | boolean | undefined>; positionals: string[] });
   } catch (error) {
-    io.stderr(`${(error as Error).message}\n${usage}`);
+    const command = /rotscope ([\w-]+ install)/.exec(usage)?.[1] ?? 'install';
+    const message = flagError(command, error, Object.keys(flags));
+    if (message === undefined) throw error;
+    io.stderr(`${message}\n${usage}`);
     return null;
   }
   if (positionals.length !== 1 || positionals[0] !== 'install' || (values.user && values.project)) {

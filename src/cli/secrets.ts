@@ -24,7 +24,12 @@ import {
   type Keyring,
 } from '../secrets/keyring.ts';
 import { purgeOldVersions } from '../notifier/seal-secrets.ts';
-import { callServer, openStoreOrHolder, refuseHeld } from './held-data-dir.ts';
+import {
+  callServer,
+  openStoreOrHolder,
+  refuseHeld,
+  type ServerElsewhereError,
+} from './held-data-dir.ts';
 
 interface Out {
   stdout: (text: string) => void;
@@ -53,8 +58,9 @@ export async function secretsCommand(
   config: Config,
   io: Out,
   adminToken?: string,
+  elsewhere?: ServerElsewhereError,
 ): Promise<number> {
-  const { store, locked } = await openStoreOrHolder(config);
+  const { store, locked } = await openStoreOrHolder(config, elsewhere);
   if (locked) {
     // Reading needs no lock: the server holding the embedded database answers it.
     if (subcommand !== 'status') return refuseHeld(`secrets ${subcommand}`, locked, io);
