@@ -434,7 +434,9 @@ async function serveUntilSignal(
     });
   } catch (error) {
     // Serving matters more than being found: say so and go on.
-    io.stderr(`rotscope serve: could not record this server for other commands: ${String(error)}\n`);
+    io.stderr(
+      `rotscope serve: could not record this server for other commands: ${String(error)}\n`,
+    );
   }
   process.once('exit', removeRecord);
   await new Promise<void>((resolve) => {

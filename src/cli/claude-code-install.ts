@@ -360,7 +360,8 @@ function theirEndpoint(
 ): { value: string; where: string } | undefined {
   const strip = (v: string) => v.replace(/\/+$/, '');
   const kept = earlier.env?.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (kept !== undefined) return kept === null ? undefined : { value: strip(kept), where: 'settings.json' };
+  if (kept !== undefined)
+    return kept === null ? undefined : { value: strip(kept), where: 'settings.json' };
   const own = settingsEnv.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (typeof own === 'string' && own !== '' && strip(own) !== base)
     return { value: strip(own), where: 'settings.json' };
@@ -422,7 +423,9 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
       );
       Object.assign(telemetry, metrics.entries);
       if (theirs !== undefined && !alreadyOurs(settingsEnv, base))
-        said += replacesExporter(`OTEL_EXPORTER_OTLP_ENDPOINT=${theirs.value} (in ${theirs.where})`);
+        said += replacesExporter(
+          `OTEL_EXPORTER_OTLP_ENDPOINT=${theirs.value} (in ${theirs.where})`,
+        );
       said += metrics.said;
     }
   }
@@ -486,7 +489,8 @@ export async function claudeCodeCommand(argv: string[], io: Io, env: Env): Promi
   }
   if (Object.keys(replaced).length > 0)
     writePrivate(replacedPath(file), `${JSON.stringify(replaced, null, 2)}\n`);
-  if (keepExporter) io.stdout(fanOutAdvice(`OTEL_EXPORTER_OTLP_ENDPOINT=${theirs.value}`, base, tokenValue));
+  if (keepExporter)
+    io.stdout(fanOutAdvice(`OTEL_EXPORTER_OTLP_ENDPOINT=${theirs.value}`, base, tokenValue));
   else if (values['keep-exporter'])
     io.stdout('--keep-exporter: no OTLP endpoint of yours to keep; telemetry goes to rotscope\n');
   io.stdout(

@@ -392,12 +392,7 @@ function sendSpan(env: Env, span: Obj): boolean {
     'const [u,b]=process.argv.slice(1);const t=process.env.ROTSCOPE_SEND_TOKEN;fetch(u,{method:"POST",headers:{"content-type":"application/json",...(t?{authorization:"Bearer "+t}:{})},body:b,signal:AbortSignal.timeout(1000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))';
   const sent = builtin('node:child_process').spawnSync(
     process.execPath,
-    [
-      '-e',
-      script,
-      `${url.replace(/\/$/, '')}/v1/traces`,
-      JSON.stringify(span),
-    ],
+    ['-e', script, `${url.replace(/\/$/, '')}/v1/traces`, JSON.stringify(span)],
     // the token in the child's environment, not its arguments (which any user's `ps` shows)
     {
       timeout: 2_000,

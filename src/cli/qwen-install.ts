@@ -195,7 +195,10 @@ export async function qwenCommand(argv: string[], io: Io, env: Env): Promise<num
         : envBefore;
     nextState = null;
   } else {
-    const fresh = telemetryFor(url, state === null ? telemetry.logPrompts : state.before.logPrompts);
+    const fresh = telemetryFor(
+      url,
+      state === null ? telemetry.logPrompts : state.before.logPrompts,
+    );
     // what an earlier install wrote over the user's value is rotscope's own, not theirs
     const ours =
       state === null

@@ -49,7 +49,9 @@ export function prettyLine(line: string): string {
 }
 
 /** A destination for pino that writes each record as `prettyLine` to `out`. */
-export function prettyStream(out: { write(text: string): unknown }): { write(chunk: string): void } {
+export function prettyStream(out: { write(text: string): unknown }): {
+  write(chunk: string): void;
+} {
   return {
     write(chunk: string) {
       for (const line of chunk.split('\n')) if (line !== '') out.write(prettyLine(line));
