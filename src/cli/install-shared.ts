@@ -93,15 +93,17 @@ export const backupPath = (file: string) => `${file}.rotscope-backup`;
  * Keeps one backup of `file` before rotscope changes it, `<file>.rotscope-backup`, mode 0600 (a
  * settings file may hold a token, its own or rotscope's), and says where. The backup is the file
  * as it was before rotscope: taken when the file does not hold rotscope's settings yet
- * (`installed` false), kept as it is while they are there (a reinstall or an uninstall), so two
- * installs and an uninstall leave one backup, the one worth having. Backups earlier versions
+ * (`installed` false), kept as it is while they are there (a reinstall or an uninstall; none is
+ * taken then when there is none, the file being rotscope's own), so two installs and an
+ * uninstall leave one backup, the one worth having. Backups earlier versions
  * left (`<file>.rotscope-backup-<time>`) are made private too.
  */
 export function backup(file: string, io: Io, options: { installed?: boolean } = {}): void {
   const to = backupPath(file);
   privateOldBackups(file);
-  if (options.installed === true && existsSync(to)) {
-    io.stdout(`backup: ${to} (kept: the file before rotscope)\n`);
+  if (options.installed === true) {
+    // the file as it was before rotscope is the backup already (none: rotscope created the file)
+    if (existsSync(to)) io.stdout(`backup: ${to} (kept: the file before rotscope)\n`);
     return;
   }
   writePrivate(to, readFileSync(file));
