@@ -32,6 +32,7 @@ const ONCE_E2E = [
   'test/e2e/docker.test.ts',
   'test/e2e/gemini-install.test.ts',
   'test/e2e/guard.test.ts',
+  'test/e2e/install-privacy.test.ts',
   'test/e2e/opencode-install.test.ts',
   'test/e2e/path-install.test.ts',
   'test/e2e/producers.test.ts',

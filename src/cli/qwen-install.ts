@@ -141,14 +141,14 @@ export async function qwenCommand(argv: string[], io: Io, env: Env): Promise<num
     'keep-exporter': { type: 'boolean' },
   });
   if (values === null) return 2;
-  const url = (values.url ?? env.ROTSCOPE_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+  const url = (values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL)).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(url)) {
     io.stderr(
       `rotscope: --url must be an http(s) URL of a rotscope server, not ${JSON.stringify(url)}\n`,
     );
     return 2;
   }
-  const token = values.token ?? env.ROTSCOPE_TOKEN ?? null;
+  const token = values.token ?? (env.ROTSCOPE_TOKEN || null);
   if (token !== null && !/^[\x21-\x7e]+$/.test(token)) {
     io.stderr('rotscope: the token must be printable ASCII without spaces\n');
     return 2;
