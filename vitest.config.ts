@@ -61,7 +61,7 @@ const fromSource = childrenFromSource(fileURLToPath(new URL('.', import.meta.url
 export default defineConfig({
   test: {
     // No test reaches anything but loopback: see the guard (it also covers Node children).
-    setupFiles: ['test/helpers/network-guard.mjs'],
+    setupFiles: ['test/helpers/network-guard.mjs', 'test/helpers/user-dirs.ts'],
     // bin/rotscope.js run by tests: dist/ when built from this source, else src/ (see above)
     env: { ROTSCOPE_FROM_SOURCE: fromSource },
     testTimeout: 30_000,
