@@ -59,32 +59,32 @@ const COMMANDS: ReadonlyArray<{
   },
   {
     command: 'claude-code',
-    usage: `  rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline] [--uninstall] [--dry-run]
+    usage: `  rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline] [--no-guard] [--keep-exporter] [--uninstall] [--dry-run]
                                              add (or remove) the status line, hooks and telemetry settings in Claude Code's settings.json`,
   },
   {
     command: 'codex',
-    usage: `  rotscope codex install [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+    usage: `  rotscope codex install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
                                              send Codex CLI's telemetry to rotscope ([otel] in ~/.codex/config.toml)`,
   },
   {
     command: 'gemini',
-    usage: `  rotscope gemini install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+    usage: `  rotscope gemini install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
                                              point Gemini CLI's telemetry (traces, OTLP/HTTP) at a rotscope server in ~/.gemini/settings.json`,
   },
   {
     command: 'copilot',
-    usage: `  rotscope copilot install [--url URL] [--token TOKEN] [--uninstall] [--dry-run] [--print-env]
+    usage: `  rotscope copilot install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run] [--print-env]
                                              connect GitHub Copilot CLI: tool results on in ~/.copilot/settings.json, the OTLP lines for the shell profile`,
   },
   {
     command: 'opencode',
-    usage: `  rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+    usage: `  rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
                                              turn on OpenCode's model-call spans (opencode.json) and print the OTLP lines for the shell profile`,
   },
   {
     command: 'qwen',
-    usage: `  rotscope qwen install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+    usage: `  rotscope qwen install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
                                              point Qwen Code's telemetry (OTLP/HTTP) at a rotscope server in ~/.qwen/settings.json`,
   },
   {
