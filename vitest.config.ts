@@ -37,6 +37,7 @@ const ONCE_E2E = [
   'test/e2e/path-install.test.ts',
   'test/e2e/producers.test.ts',
   'test/e2e/qwen-install.test.ts',
+  'test/e2e/readable-logs.test.ts',
 ];
 const AGENTS = [
   'test/e2e/claude-agent-sdk-real/**/*.test.ts',

@@ -50,7 +50,7 @@ export function flagError(
   const code = String((error as { code?: unknown }).code);
   if (!code.startsWith('ERR_PARSE_ARGS')) return undefined;
   const message = (error as Error).message;
-  const option = /'(-{1,2}[^'\s]+)'/.exec(message)?.[1];
+  const option = /'(-{1,2}[^'\s]+)[^']*'/.exec(message)?.[1];
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option !== undefined) {
     const near = closestFlag(option, known);
     return `rotscope ${command}: unknown flag ${option}${near ? `; did you mean --${near}?` : ''}`;
