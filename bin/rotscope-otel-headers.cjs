@@ -5,6 +5,7 @@
 // sits in settings.json. Claude Code runs it at start and about every 29 minutes; it must be fast
 // and never fail: no file, no token, `{}`.
 'use strict';
+/* eslint-disable @typescript-eslint/no-require-imports -- CommonJS on purpose: no build, no ESM loader */
 const fs = require('node:fs');
 
 let token = '';

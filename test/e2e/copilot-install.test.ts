@@ -115,7 +115,9 @@ describe('rotscope copilot install', () => {
     });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("export OTEL_EXPORTER_OTLP_ENDPOINT='http://127.0.0.1:4318'\n");
-    expect(r.stderr).toContain('this replaces your exporter: OTEL_EXPORTER_OTLP_ENDPOINT=https://collector.example:4318');
+    expect(r.stderr).toContain(
+      'this replaces your exporter: OTEL_EXPORTER_OTLP_ENDPOINT=https://collector.example:4318',
+    );
     expect(r.stderr).toContain('COPILOT_OTEL_FILE_EXPORTER_PATH');
     expect(existsSync(dir())).toBe(false);
   });

@@ -66,7 +66,9 @@ describe('rotscope opencode install (the real bin)', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(read()).toEqual({ ...MINE, experimental: { openTelemetry: true, batch_tool: true } });
     expect(backups()).toHaveLength(1);
-    expect(first.stdout).toContain('warning: this replaces your exporter: OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318');
+    expect(first.stdout).toContain(
+      'warning: this replaces your exporter: OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318',
+    );
     const lines = first.stdout.split('\n').filter((l) => l.startsWith('  export '));
     expect(lines).toEqual([
       '  export OTEL_EXPORTER_OTLP_ENDPOINT=http://10.1.2.3:4318',
