@@ -110,6 +110,14 @@ describe('one store, found from anywhere', { timeout: 180_000 }, () => {
     if (databaseUrl) expect(existsSync(path.join(userStore, 'PG_VERSION'))).toBe(false);
   });
 
+  it('token list from another folder, with no store of its own, is answered by the server', async () => {
+    const fresh = path.join(root, 'token-data');
+    const r = await cli(['token', 'list'], { XDG_DATA_HOME: fresh });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('no tokens');
+    expect(existsSync(fresh)).toBe(false);
+  });
+
   it('a command that would create a new store stops, naming the server, and creates nothing', async () => {
     const fresh = path.join(root, 'fresh-data');
     const r = await cli(['migrate'], { XDG_DATA_HOME: fresh });
