@@ -23,4 +23,4 @@ try {
     return;
   }
 }
-process.exitCode = statusline.main();
+process.exitCode = statusline.main(process.argv.slice(2));

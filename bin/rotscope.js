@@ -21,7 +21,9 @@ const asksForHelp = process.argv.slice(3).some((a) => a === '--help' || a === '-
 if (!fromSource && process.argv[2] === 'statusline' && !asksForHelp) {
   // Runs on every render of Claude Code's status line: straight to the CommonJS module, with
   // synchronous stdin/stdout (no stream modules). bin/rotscope-statusline.cjs is faster still.
-  process.exitCode = createRequire(import.meta.url)('../dist/cjs/cli/statusline.js').main();
+  process.exitCode = createRequire(import.meta.url)('../dist/cjs/cli/statusline.js').main(
+    process.argv.slice(3),
+  );
 } else {
   await runCommand();
 }

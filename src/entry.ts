@@ -50,7 +50,8 @@ const COMMANDS: ReadonlyArray<{
   },
   {
     command: 'statusline',
-    usage: `  rotscope statusline                        Claude Code status line: repo, branch and how full the context window is (JSON on stdin)`,
+    usage: `  rotscope statusline [--segment]            Claude Code status line: repo, branch and how full the context window is (JSON on stdin);
+                                             --segment: the context part alone, as one widget of ccstatusline and the like`,
   },
   {
     command: 'hook',
@@ -363,8 +364,14 @@ export async function run(
       );
     }
     case 'statusline': {
-      const { statuslineCommand } = await import('./cli/statusline.ts');
-      return statuslineCommand((await io.readStdin?.()) ?? '', io, env);
+      const { statuslineArgs, statuslineCommand } = await import('./cli/statusline.ts');
+      const parsed = statuslineArgs(rest);
+      if (!parsed.ok) {
+        io.stderr(`rotscope statusline: ${parsed.reason}\n`);
+        io.stdout('\n');
+        return 2;
+      }
+      return statuslineCommand((await io.readStdin?.()) ?? '', io, env, parsed.options);
     }
     case 'hook': {
       const { hookCommand } = await import('./cli/hook.ts');

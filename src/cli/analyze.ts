@@ -34,13 +34,12 @@ import {
   type Thresholds,
 } from '../model/thresholds.ts';
 import { windowOverrideFlag, windowUnknownText } from '../model/window-unknown.ts';
+import { SESSION_FILES } from '../model/agents/index.ts';
 import { loadInputFile, withSubagentFiles, type InputFormat } from './input-file.ts';
+import { plural } from '../model/plural.ts';
 
-const FORMAT_NAMES: Record<InputFormat, string> = {
-  claude_code_transcript: 'Claude Code transcript',
-  codex_session: 'Codex session file',
-  copilot_session: 'Copilot CLI session file',
-  qwen_session: 'Qwen Code session file',
+const FORMAT_NAMES: Record<string, string> = {
+  ...Object.fromEntries(SESSION_FILES.map((f) => [f.format, f.name])),
   otlp_json: 'OTLP/JSON',
 };
 
@@ -59,11 +58,10 @@ const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}
 export const ANALYZE_USAGE = `Usage: rotscope analyze FILE... [--json] [--fail-on info|warning|critical]
                         [--window MODEL_GLOB=TOKENS]... [threshold flags]
 
-Runs the context-rot detectors on Claude Code transcripts (.jsonl), Codex session files
-($CODEX_HOME/sessions/**/rollout-*.jsonl), Qwen Code session files
-(~/.qwen/projects/*/chats/*.jsonl) and OTLP/JSON trace
-files (one ExportTraceServiceRequest, an array of them, a Tempo export with "batches", or
-JSON lines), without a server or database.
+Runs the context-rot detectors on the agents' session files
+${SESSION_FILES.map((f) => `  ${f.name}s (${f.where})`).join('\n')}
+and on OTLP/JSON trace files (one ExportTraceServiceRequest, an array of them, a Tempo export
+with "batches", or JSON lines), without a server or database.
 
   --json                 machine-readable output
   --fail-on SEVERITY     exit 1 when a finding of at least SEVERITY exists (default: never)
@@ -362,7 +360,6 @@ function severityCounts(conversations: readonly ConversationReport[]): Record<Se
   return counts;
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const int = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 function streamLine(s: StreamReport): string {
@@ -384,7 +381,7 @@ function formatText(
 ): string {
   const out: string[] = [];
   for (const f of files) {
-    const rejected = f.rejectedSpans > 0 ? `, ${f.rejectedSpans} spans rejected` : '';
+    const rejected = f.rejectedSpans > 0 ? `, ${plural(f.rejectedSpans, 'span')} rejected` : '';
     const kind = FORMAT_NAMES[f.format];
     out.push(
       `${basename(f.path)}: ${kind}, ${plural(f.calls.length, 'LLM call')}, ${plural(f.compactions.length, 'compaction')}${rejected}`,

@@ -48,6 +48,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { plural } from '../model/plural.ts';
 import { guardCommand, windowSpan } from './guard.ts';
 import { knobsPath, lastUsage, readWindowNote, writeWindowNote } from './statusline.ts';
 import { tokenOf } from './token-file.ts';
@@ -96,7 +97,6 @@ export function formatBytes(bytes: number): string {
 /** 80 days, 1 day, 5 hours, 12 min, 30 s. */
 export function formatAge(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   if (s >= 86_400) return plural(Math.floor(s / 86_400), 'day');
   if (s >= 3600) return plural(Math.floor(s / 3600), 'hour');
   if (s >= 60) return `${Math.floor(s / 60)} min`;

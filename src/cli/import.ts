@@ -30,6 +30,7 @@ import type { ImportedFile } from '../receiver/import.ts';
 import type { DataDirLockedError } from '../store/data-dir-lock.ts';
 import { withSubagentFiles } from './input-file.ts';
 import type { ServerElsewhereError } from './held-data-dir.ts';
+import { plural } from '../model/plural.ts';
 
 interface Out {
   stdout: (text: string) => void;
@@ -120,10 +121,10 @@ export async function importCommand(
       for (const c of imported.touched) touched.add(c);
       beyondRetention += imported.olderThanRetention;
       io.stdout(
-        `${file}: ${imported.calls} calls, ${imported.toolResults} tool results, ` +
-          `${imported.compactions} compactions in ${imported.conversations} conversation(s)` +
+        `${file}: ${plural(imported.calls, 'call')}, ${plural(imported.toolResults, 'tool result')}, ` +
+          `${plural(imported.compactions, 'compaction')} in ${plural(imported.conversations, 'conversation')}` +
           (imported.merged > 0
-            ? ` (${imported.merged} calls stored already, by telemetry: merged, not added)`
+            ? ` (${plural(imported.merged, 'call')} stored already, by telemetry: merged, not added)`
             : '') +
           '\n',
       );
@@ -133,7 +134,7 @@ export async function importCommand(
       if (evaluated === undefined) return 1;
       const { fromHistory, live } = evaluated;
       io.stdout(
-        `${fromHistory} finding${fromHistory === 1 ? '' : 's'} from history, not sent` +
+        `${plural(fromHistory, 'finding')} from history, not sent` +
           (live > 0 ? `; ${live} new` : '') +
           '\n',
       );

@@ -10,6 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import type { NormalizeContext } from '../ingest/index.ts';
 import { isCodexSessionPath } from '../ingest/codex-sessions.ts';
 import { isCopilotSessionPath } from '../ingest/copilot-sessions.ts';
+import { isGeminiSessionPath } from '../ingest/gemini-sessions.ts';
 import { readInputText, type LoadedInput } from '../receiver/input-text.ts';
 
 export {
@@ -43,7 +44,7 @@ export async function loadInputFile(
   return readInputText(path, text, ctx, command);
 }
 
-/** The session files under a folder (Codex `rollout-*.jsonl`, Copilot CLI `session-state/<id>/events.jsonl`), recursively and sorted; null when `path` is not a folder. */
+/** The session files under a folder (Codex `rollout-*.jsonl`, Copilot CLI `session-state/<id>/events.jsonl`, Gemini CLI `tmp/<project>/chats/session-*.jsonl`), recursively and sorted; null when `path` is not a folder. */
 async function codexSessionFilesUnder(path: string): Promise<string[] | null> {
   let entries;
   try {
@@ -55,7 +56,8 @@ async function codexSessionFilesUnder(path: string): Promise<string[] | null> {
   for (const e of entries) {
     const p = join(path, e.name);
     if (e.isDirectory()) out.push(...((await codexSessionFilesUnder(p)) ?? []));
-    else if (isCodexSessionPath(p) || isCopilotSessionPath(p)) out.push(p);
+    else if (isCodexSessionPath(p) || isCopilotSessionPath(p) || isGeminiSessionPath(p))
+      out.push(p);
   }
   return out.sort();
 }

@@ -30,6 +30,7 @@ import {
   refuseHeld,
   type ServerElsewhereError,
 } from './held-data-dir.ts';
+import { plural } from '../model/plural.ts';
 
 interface Out {
   stdout: (text: string) => void;
@@ -89,7 +90,7 @@ export async function secretsCommand(
         const result = await resealChannelSecrets(store.db, keys);
         if (result.sealed > 0) await purgeOldVersions(store);
         io.stdout(
-          `sealed ${result.sealed} channel(s) in plaintext and re-sealed ${result.resealed} with key ${keys.current.id}\n`,
+          `sealed ${plural(result.sealed, 'channel')} in plaintext and re-sealed ${result.resealed} with key ${keys.current.id}\n`,
         );
         return reportUnknown(result.unknownKeys, io);
       }
@@ -108,7 +109,7 @@ function reportUnknown(unknownKeys: Record<string, number>, io: Out): number {
   const entries = Object.entries(unknownKeys);
   if (entries.length === 0) return 0;
   io.stderr(
-    `cannot open ${entries.map(([id, n]) => `${n} channel(s) sealed with key ${id}`).join(', ')}: ` +
+    `cannot open ${entries.map(([id, n]) => `${plural(n, 'channel')} sealed with key ${id}`).join(', ')}: ` +
       'give that key in ROTSCOPE_SECRET_KEY_PREVIOUS (or keep it in secret.key) and run again\n',
   );
   return 1;
@@ -121,7 +122,7 @@ async function rotate(store: Store, config: Config, io: Out): Promise<number> {
     const result = await resealChannelSecrets(store.db, keys);
     const census = await secretsCensus(store.db);
     io.stdout(
-      `re-sealed ${result.resealed} channel(s) and sealed ${result.sealed} in plaintext with key ${keys.current.id}\n` +
+      `re-sealed ${plural(result.resealed, 'channel')} and sealed ${result.sealed} in plaintext with key ${keys.current.id}\n` +
         describeCensus(census, keys) +
         (Object.keys(census.byKey).every((id) => id === keys.current.id) && census.plaintext === 0
           ? 'nothing uses the previous keys now: restart every server with the new ROTSCOPE_SECRET_KEY and drop ROTSCOPE_SECRET_KEY_PREVIOUS\n'
@@ -147,7 +148,7 @@ async function rotate(store: Store, config: Config, io: Out): Promise<number> {
   writeKeyFile(file, [fresh, ...kept]);
   const dropped = old.filter((key) => !kept.includes(key));
   io.stdout(
-    `new key ${fresh.id} in ${file}; re-sealed ${result.resealed} channel(s), sealed ${result.sealed} in plaintext\n` +
+    `new key ${fresh.id} in ${file}; re-sealed ${plural(result.resealed, 'channel')}, sealed ${result.sealed} in plaintext\n` +
       (dropped.length > 0 ? `retired keys: ${dropped.map((k) => k.id).join(', ')}\n` : '') +
       (kept.length > 0 ? `kept keys still in use: ${kept.map((k) => k.id).join(', ')}\n` : '') +
       (dropped.length > 0

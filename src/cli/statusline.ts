@@ -1,7 +1,9 @@
 /**
  * `rotscope statusline`: the Claude Code status line. Claude Code pipes its status JSON to stdin
  * after each assistant message; this prints one line: repo and git branch, then how full the
- * context window is (`rotscope main · ctx 12% 126k/1M`).
+ * context window is (`rotscope main · ctx 12% 126k/1M`). `--segment` prints the context part
+ * alone (`ctx 12% 126k/1M`), for status lines that compose widgets of their own (ccstatusline's
+ * custom command widget) and show the repository and branch already.
  *
  * Derived from durable state: the transcript at `transcript_path` is read from its end (the last
  * main-thread assistant message with a real usage; the status JSON's `context_window` only when
@@ -321,14 +323,41 @@ export function formatStatusLine(
   return `${where}${color && style ? `${style}${text}\x1b[0m` : text}`;
 }
 
+/** The command's options, as read from its arguments by {@link statuslineArgs}. */
+export interface StatuslineOptions {
+  /** Only the context part: no repository, no branch (and no look for .git). */
+  segment: boolean;
+}
+
+/**
+ * The options in the command's arguments (after `statusline`), or the reason they are not
+ * ones it takes. Only `--segment` is.
+ */
+export function statuslineArgs(
+  args: readonly string[],
+): { ok: true; options: StatuslineOptions } | { ok: false; reason: string } {
+  let segment = false;
+  for (const arg of args) {
+    if (arg === '--segment') segment = true;
+    else
+      return {
+        ok: false,
+        reason: `unknown argument "${arg}" (statusline takes --segment, or nothing)`,
+      };
+  }
+  return { ok: true, options: { segment } };
+}
+
 /**
  * The whole command: the status JSON in, one line out. Never throws: any error (bad JSON, an
- * unreadable .git) prints an empty line. Exit code 0.
+ * unreadable .git) prints an empty line. Exit code 0. With `segment`, the line is the context
+ * part alone.
  */
 export function statuslineCommand(
   stdin: string,
   io: { stdout: (text: string) => void },
   env: Record<string, string | undefined>,
+  options: StatuslineOptions = { segment: false },
 ): number {
   let line = '';
   try {
@@ -344,7 +373,7 @@ export function statuslineCommand(
         // the line matters more than the note: the next render tries again
       }
       line = formatStatusLine(
-        dir ? gitInfo(dir) : null,
+        dir && !options.segment ? gitInfo(dir) : null,
         reading,
         color,
         reading ? readBands(env) : DEFAULT_USAGE_BANDS,
@@ -382,11 +411,18 @@ export function readStdinSync(): string {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The fast entry (bin/rotscope-statusline.cjs, and `rotscope statusline` from dist/). */
-export function main(): number {
-  return statuslineCommand(
-    readStdinSync(),
-    { stdout: (text) => void fs.writeSync(1, text) },
-    process.env,
-  );
+/**
+ * The fast entry (bin/rotscope-statusline.cjs, and `rotscope statusline` from dist/): `args` are
+ * the command's arguments. An argument it does not take is said on stderr with exit code 2 and
+ * an empty line (a status line prints a line, never a trace).
+ */
+export function main(args: readonly string[] = []): number {
+  const stdout = (text: string) => void fs.writeSync(1, text);
+  const parsed = statuslineArgs(args);
+  if (!parsed.ok) {
+    fs.writeSync(2, `rotscope statusline: ${parsed.reason}\n`);
+    stdout('\n');
+    return 2;
+  }
+  return statuslineCommand(readStdinSync(), { stdout }, process.env, parsed.options);
 }

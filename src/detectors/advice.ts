@@ -5,6 +5,7 @@
  * structured fields. Channels put the advice on a line of its own (src/notifier).
  */
 import type { CompactionEvidence } from '../model/calls.ts';
+import { AGENT_PROFILES } from '../model/agents/index.ts';
 
 /** What separates what happened from the advice in a summary. */
 export const ADVICE_MARK = ' What to do: ';
@@ -15,19 +16,22 @@ export function summaryWithAdvice(happened: string, advice: string): string {
   return `${sentence}${ADVICE_MARK}${advice}${/[.!?]$/.test(advice) ? '' : '.'}`;
 }
 
-/** Where a compaction marker came from, in words (never the evidence's internal name). */
-const EVIDENCE_WORDS: Record<CompactionEvidence, string> = {
+/**
+ * Where a compaction marker came from, in words (never the evidence's internal name): the generic
+ * markers here, each agent's own in its profile (src/model/agents/).
+ */
+const EVIDENCE_WORDS: Partial<Record<CompactionEvidence, string>> = {
   span: 'a compaction span',
   span_event: 'a compaction event on the call’s span',
   flag: 'the call’s compacted flag',
   message_part: 'a compaction part in the messages',
   finish_reason: 'a compaction finish reason',
-  claude_code_event: 'Claude Code’s compaction event',
-  claude_code_side_call: 'Claude Code’s compaction request',
-  gemini_cli_event: 'Gemini CLI’s history compression or tool-output masking event',
-  qwen_code_event: 'Qwen Code’s chat compression event',
-  qwen_code_session: 'Qwen Code’s session file (its chat_compression record)',
-  transcript_boundary: 'the compaction boundary in the transcript',
+  ...Object.assign(
+    {},
+    ...AGENT_PROFILES.map((p): Partial<Record<CompactionEvidence, string>> =>
+      'compactionEvidence' in p ? p.compactionEvidence : {},
+    ),
+  ),
 };
 
 /** The evidence of a compaction marker as people read it. */

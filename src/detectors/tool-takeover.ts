@@ -18,6 +18,7 @@ import { countedTools, type HeldResults } from '../model/held-results.ts';
 import type { Detector, DetectorContext } from './types.ts';
 import { summaryWithAdvice, threadWords, toolAdvice } from './advice.ts';
 import { formatInt, modelOf, roundRatio, touchBounded, wholePercent } from './shared.ts';
+import { plural } from '../model/plural.ts';
 
 /** Streams kept in state; the least recently seen are forgotten beyond this. */
 const MAX_STREAMS = 256;
@@ -75,7 +76,7 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
     spanId: first.spanId,
     model: episode.model,
     summary: summaryWithAdvice(
-      `Results of tool ${episode.tool} took ${shares} of the input over ${episode.calls.length} calls` +
+      `Results of tool ${episode.tool} took ${shares} of the input over ${plural(episode.calls.length, 'call')}` +
         `${tokens} in ${threadWords(call.agentId)}`,
       toolAdvice(episode.tool),
     ),

@@ -20,6 +20,7 @@ import {
 } from '../store/conversations.ts';
 import type { Db } from '../store/db.ts';
 import { enqueueDeliveries } from '../store/deliveries.ts';
+import { matchingMute } from '../store/mutes.ts';
 import { upsertFinding } from '../store/findings.ts';
 import { pageOfPrefetched, type PrefetchedPage, type TimelinePosition } from '../store/timeline.ts';
 import type { UnjudgedCalls } from '../store/window-notices.ts';
@@ -298,11 +299,14 @@ export async function evaluateConversation(
         result.findingsFromHistory += 1;
         continue;
       }
+      // a mute that matches it: stored and listed, its deliveries written `muted`, never sent
+      const muteId = await matchingMute(db, claimed.workspaceId, draft);
       result.deliveriesQueued += await enqueueDeliveries(db, {
         workspaceId: claimed.workspaceId,
         findingId: upserted.id,
         severity: upserted.severity,
         event: upserted.outcome,
+        muteId,
       });
     }
   }

@@ -1,7 +1,8 @@
 /**
  * Log records → kept records + normalized rows. Claude Code events (DESIGN §4, conventions
  * §5.3): `claude_code.api_request` → an LlmCall (producer `claude_code_log`, with
- * `requestId`: the store prefers a span-derived call with the same request id),
+ * `requestId`: the store prefers a span-derived call with the same request id, keeping the
+ * event's `cost_usd` on it: src/store/ingest.ts fillReportedCosts),
  * `claude_code.tool_result` → a ToolResult (bytes the model saw, MCP tools by their real name:
  * ./claude-tools.ts), `claude_code.compaction` → a Compaction,
  * `api_error` saying the prompt is too long → an LlmCall classed `context_overflow`,
@@ -46,6 +47,11 @@ export interface LogBatch {
   gemini: GeminiLogBatch | null;
   /** Qwen Code side calls, compressions and tool sizes (./qwen.ts); null when none. */
   qwen?: QwenLogBatch | null;
+}
+
+/** A reported cost in dollars: a finite number ≥ 0, else null (never a guess). */
+function cost(value: number | null): number | null {
+  return value !== null && Number.isFinite(value) && value >= 0 ? value : null;
 }
 
 function hasGenAiAttr(log: LogRecord): boolean {
@@ -154,6 +160,8 @@ export function normalizeLogs(logs: readonly LogRecord[], ctx: NormalizeContext)
         maxOutputTokens: null,
         parts: null,
         compacted: false,
+        // what Claude Code says the request cost (conventions §5.3); never priced here
+        costUsd: cost(num(a, 'cost_usd')),
       });
       if (sideCall !== null && requestId !== null) sideCalls.push({ requestId, reason: sideCall });
       // A `compact` side call is the summarising request of a compaction that the `compaction`

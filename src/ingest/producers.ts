@@ -3,8 +3,7 @@
  * which conversations must settle longer before they are evaluated. The receiver applies them.
  */
 import { CODEX_PRODUCER, CODEX_TOOL_RESULT_SOURCE } from './codex.ts';
-import { CODEX_SESSION_PRODUCER } from './codex-sessions.ts';
-import { COPILOT_SESSION_PRODUCER } from './copilot-sessions.ts';
+import { SESSION_FILES } from '../model/agents/index.ts';
 
 /** Claude Code's producers: spans (`claude_code`) and log events (`claude_code_log`). */
 export const CLAUDE_CODE_PRODUCERS: readonly string[] = ['claude_code', 'claude_code_log'];
@@ -14,17 +13,12 @@ export const LOG_CALL_PRODUCERS: readonly string[] = ['claude_code_log'];
 
 /**
  * Producers that send a call's evidence in two signals on separate export schedules (Claude
- * Code: spans, and log events carrying compactions and side calls): their conversations get
- * a longer quiet time before evaluation (`splitEvidenceSettleMs`), so a compaction in the logs
- * is seen before the drop it explains.
+ * Code: spans, and log events carrying compactions and side calls; Gemini CLI and Qwen Code
+ * alike): their conversations get a longer quiet time before evaluation
+ * (`splitEvidenceSettleMs`), so a compaction in the logs is seen before the drop it explains.
+ * Declared by each agent's profile (src/model/agents/).
  */
-export const SPLIT_EVIDENCE_PRODUCERS: ReadonlySet<string> = new Set([
-  ...CLAUDE_CODE_PRODUCERS,
-  // Gemini CLI: spans, and logs carrying finish reasons, side calls and compressions
-  'gemini_cli',
-  // Qwen Code: spans, and logs carrying the compressor's side calls, compressions and tool sizes
-  'qwen_code',
-]);
+export { SPLIT_EVIDENCE_PRODUCERS } from '../model/agents/index.ts';
 
 /**
  * Producers whose tool results arrive apart from the calls they enter and are joined to the next
@@ -48,14 +42,17 @@ export function isLoggedToolResultSource(source: string): boolean {
 }
 
 /**
- * Producers whose calls come from session files (`rotscope import` of Claude Code transcripts
- * and of Codex session files): they yield to telemetry of the same request id and fill what it
- * lacks (src/store/merge.ts).
+ * Producers whose calls come from session files (`rotscope import` of Claude Code transcripts,
+ * Codex, Copilot CLI, Qwen Code and Gemini CLI session files): they yield to telemetry of the same
+ * request id and fill what it lacks (src/store/merge.ts). Declared by each agent's profile
+ * (`sessionFiles.producer`); a file whose calls share no id with the telemetry is counted once per
+ * session instead (src/receiver/pipeline.ts).
  */
-export const IMPORT_CALL_PRODUCERS: readonly string[] = [
-  'claude_code_transcript',
-  CODEX_SESSION_PRODUCER,
-  COPILOT_SESSION_PRODUCER,
-  // Qwen Code session files (./qwen-sessions.ts): the request id is the response id
-  'qwen_code_session',
-];
+export const IMPORT_CALL_PRODUCERS: readonly string[] = SESSION_FILES.map((f) => f.producer);
+
+/** The session-file producers counted once per session, each with its telemetry's producer. */
+export const SESSION_COUNTED_PRODUCERS: ReadonlyMap<string, string> = new Map(
+  SESSION_FILES.flatMap((f) =>
+    f.countedOnce.by === 'session' ? [[f.producer, f.countedOnce.telemetryProducer] as const] : [],
+  ),
+);

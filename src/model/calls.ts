@@ -129,6 +129,11 @@ export interface LlmCall {
    * never read back with the call (src/store/drop-rows.ts reads it).
    */
   inputMessages?: Readonly<Record<string, unknown>>;
+  /**
+   * What the producer said the call cost, in US dollars (Claude Code's `cost_usd` on its
+   * `api_request` log event); absent or null when it did not say. rotscope never prices a call.
+   */
+  costUsd?: number | null;
 }
 
 /** One tool execution's result. */
@@ -156,6 +161,7 @@ export type CompactionEvidence =
   | 'claude_code_event'
   | 'claude_code_side_call'
   | 'gemini_cli_event'
+  | 'gemini_cli_session'
   | 'qwen_code_event'
   | 'qwen_code_session'
   | 'transcript_boundary';

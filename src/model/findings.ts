@@ -75,6 +75,19 @@ export const findingSchema = z.object({
         'that arrived after them (the agent reported it, or a window override was saved) or a call ' +
         'that arrived between them. Set when created, never changed.',
     ),
+  project: z
+    .string()
+    .nullable()
+    .describe(
+      "Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did.",
+    ),
+  acknowledgedAt: isoTime
+    .nullable()
+    .describe('When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until.'),
+  acknowledgedNote: z
+    .string()
+    .nullable()
+    .describe('The note written when it was acknowledged; null until.'),
 });
 
 /** A stored finding, as the API returns it (DESIGN §8). */

@@ -4,6 +4,7 @@
  * `window.unknown` notice every channel gets once, and in `rotscope analyze`: the model, how many
  * calls went unjudged, and the exact setting that fixes it.
  */
+import { plural } from './plural.ts';
 
 /** How a user sets a window override for `model` on a server (the Context rot alert's setting). */
 export function windowOverrideSetting(model: string): string {
@@ -21,9 +22,7 @@ export function windowOverrideFlag(model: string): string {
 
 /** "no window known for claude-x: 12 calls not judged for context too full". */
 export function windowUnknownText(model: string, calls: number): string {
-  return `no window known for ${model}: ${calls.toLocaleString('en-US')} call${
-    calls === 1 ? '' : 's'
-  } not judged for context too full`;
+  return `no window known for ${model}: ${plural(calls, 'call')} not judged for context too full`;
 }
 
 /** The whole advice for a server's user: what is wrong and the setting that fixes it. */

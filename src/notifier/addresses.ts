@@ -1,7 +1,7 @@
 /**
  * Which destinations a channel may reach. Pure: no I/O, no DNS (names are resolved by the
- * caller, see `outbound.ts`). Unless private addresses are allowed
- * (`ROTSCOPE_ALLOW_PRIVATE_ADDRESSES`), private, loopback, link-local (cloud metadata),
+ * caller, see `outbound.ts`). Unless private addresses are allowed (for one channel by its
+ * `config.allowPrivateAddress`, for the server by `ROTSCOPE_ALLOW_PRIVATE_ADDRESSES`), private, loopback, link-local (cloud metadata),
  * shared, multicast, documentation and reserved addresses are refused, and so is every IPv6
  * form that carries one of them: IPv4-compatible `::a.b.c.d`, IPv4-mapped `::ffff:a.b.c.d`,
  * IPv4-translated `::ffff:0:a.b.c.d`, 6to4 `2002:AABB:CCDD::/48` and NAT64 `64:ff9b::a.b.c.d`
@@ -13,10 +13,14 @@
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-/** The setting that lets channels reach private addresses; named in every refusal. */
+/** The server-wide setting that lets every channel reach private addresses. */
 export const ALLOW_PRIVATE_SETTING = 'ROTSCOPE_ALLOW_PRIVATE_ADDRESSES';
 
-const ALLOW_HINT = `set ${ALLOW_PRIVATE_SETTING}=true to allow private destinations`;
+/** The channel setting that lets one channel reach private addresses (no restart needed). */
+export const ALLOW_PRIVATE_CHANNEL_KEY = 'allowPrivateAddress';
+
+/** How to allow it, named in every refusal: per channel first (an admin, no restart), then server-wide. */
+const ALLOW_HINT = `to allow it, turn on "Allow private address" for this channel (config.${ALLOW_PRIVATE_CHANNEL_KEY}: true) or set ${ALLOW_PRIVATE_SETTING}=true for the whole server`;
 
 /** Hostnames of cloud metadata services, refused like the addresses they resolve to. */
 const METADATA_HOSTNAMES = new Set([

@@ -3,14 +3,24 @@
  * configuration and write-only secrets (as stored), and the typed settings senders use.
  *
  * Stored shapes (`channels.config` / `channels.secrets`, sealed by the store):
- * - webhook: `{ url, headerNames }` / `{ secret, headers, url? }` (header values may carry
+ * - webhook: `{ url, headerNames, allowPrivateAddress? }` / `{ secret, headers, url? }` (header values may carry
  *   credentials, so only their names are public; a URL with credentials or token-like parts
  *   is public only masked ({@link maskUrl}), the whole URL is a secret)
  * - slack: `{ webhookHost }` / `{ webhookUrl }` (the URL is the credential)
- * - email: `{ host, port, secure, user?, from, to }` / `{ password? }`
+ * - email: `{ host, port, secure, user?, from, to, allowPrivateAddress? }` / `{ password? }`
+ *
+ * `allowPrivateAddress: true` (public, webhook and email) lets one channel reach private,
+ * loopback and link-local destinations, which every other channel still may not: a local
+ * receiver or SMTP relay, allowed by an admin without restarting the server
+ * (`ROTSCOPE_ALLOW_PRIVATE_ADDRESSES` is the server-wide switch). Slack channels do not take it:
+ * their URL is Slack's own ({@link SLACK_HOSTS}).
+ *
+ * Messages of refused configurations are written for the person filling the form ("Email
+ * address 1 is not valid"), not as internal paths (see {@link describeIssue}).
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { describeIssue } from './field-labels.ts';
 
 export type ChannelType = 'webhook' | 'slack' | 'email';
 
@@ -19,6 +29,8 @@ export const CHANNEL_TYPES: readonly ChannelType[] = ['webhook', 'slack', 'email
 export interface WebhookSettings {
   type: 'webhook';
   url: string;
+  /** An admin let this channel reach private, loopback and link-local addresses (default off). */
+  allowPrivateAddress?: boolean;
   /** Standard Webhooks secret, `whsec_<base64>`. */
   secret: string;
   headers: Record<string, string>;
@@ -33,6 +45,8 @@ export interface SlackSettings {
 export interface EmailSettings {
   type: 'email';
   host: string;
+  /** An admin let this channel reach a private or loopback SMTP server (default off). */
+  allowPrivateAddress?: boolean;
   port: number;
   /** TLS from the start (port 465). When false, STARTTLS is used if the server offers it. */
   secure: boolean;
@@ -45,13 +59,23 @@ export interface EmailSettings {
 /** Everything a sender needs, secrets included. Never leaves the server. */
 export type ChannelSettings = WebhookSettings | SlackSettings | EmailSettings;
 
+/** Whether an admin let this channel reach private addresses (`config.allowPrivateAddress`). */
+export function allowsPrivateAddress(settings: ChannelSettings): boolean {
+  return settings.type !== 'slack' && settings.allowPrivateAddress === true;
+}
+
 /** A channel's settings as stored: public configuration and secrets apart. */
 export interface StoredChannelConfig {
   config: Record<string, unknown>;
   secrets: Record<string, unknown>;
 }
 
-export type ConfigResult<T> = { ok: true; value: T } | { ok: false; error: string };
+/**
+ * A configuration or a refusal: `error` is one sentence for the person who filled the form,
+ * `path` (below `config`) the field it is about, when there is one.
+ */
+export type ConfigResult<T> =
+  { ok: true; value: T } | { ok: false; error: string; path?: Array<string | number> };
 
 /** Headers the webhook sender sets itself; custom headers may not override them. */
 const RESERVED_HEADERS = new Set([
@@ -110,6 +134,7 @@ const webhookInput = z.strictObject({
   url: httpUrl,
   secret: whsecSecret.optional(),
   headers: headers.optional(),
+  allowPrivateAddress: z.boolean().optional(),
 });
 
 const slackInput = z.strictObject({ webhookUrl: httpUrl });
@@ -122,6 +147,7 @@ const emailInput = z.strictObject({
   password: z.string().max(1024).optional(),
   from: email,
   to: z.array(email).min(1).max(50),
+  allowPrivateAddress: z.boolean().optional(),
 });
 
 /** Query parameter names that carry credentials (`?token=`, `?api_key=`, `?sig=`, ...). */
@@ -181,18 +207,47 @@ export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-function firstIssue(error: z.ZodError, prefix: string): string {
+/** The first problem of a refused configuration, worded for a person (see field-labels.ts). */
+function firstIssue(
+  error: z.ZodError,
+  input: unknown,
+  type: ChannelType,
+): { ok: false; error: string; path?: Array<string | number> } {
   const issue = error.issues[0];
-  if (!issue) return `${prefix}: invalid`;
-  const path = [prefix, ...issue.path.map(String)].join('.');
-  return `${path}: ${issue.message}`;
+  if (!issue) return { ok: false, error: 'Channel settings are not valid' };
+  const path = issue.path.map((key) => (typeof key === 'symbol' ? String(key) : key));
+  return {
+    ok: false,
+    error: describeIssue(issue, input, type),
+    ...(path.length > 0 ? { path } : {}),
+  };
+}
+
+/** Hosts of Slack's incoming webhooks (commercial Slack and GovSlack). */
+export const SLACK_HOSTS: readonly string[] = ['hooks.slack.com', 'hooks.slack-gov.com'];
+
+/**
+ * Whether a URL someone enters for a Slack channel is one of Slack's incoming webhooks
+ * (`https://hooks.slack.com/...`). Checked where the URL is entered (create, and a change of
+ * the URL), not on stored rows, so a channel saved by an earlier version keeps sending.
+ */
+export function checkSlackUrl(value: string): string | undefined {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol === 'https:' && SLACK_HOSTS.includes(url.hostname.toLowerCase()))
+    return undefined;
+  return 'Slack webhook URL must be a Slack incoming webhook, https://hooks.slack.com/services/… (Slack: Apps → Incoming Webhooks); to post anywhere else, create a webhook channel';
 }
 
 function parseInput(type: ChannelType, input: unknown): ConfigResult<ChannelSettings> {
   switch (type) {
     case 'webhook': {
       const parsed = webhookInput.safeParse(input);
-      if (!parsed.success) return { ok: false, error: firstIssue(parsed.error, 'config') };
+      if (!parsed.success) return firstIssue(parsed.error, input, type);
       return {
         ok: true,
         value: {
@@ -200,18 +255,19 @@ function parseInput(type: ChannelType, input: unknown): ConfigResult<ChannelSett
           url: parsed.data.url,
           secret: parsed.data.secret ?? '',
           headers: parsed.data.headers ?? {},
+          ...(parsed.data.allowPrivateAddress ? { allowPrivateAddress: true } : {}),
         },
       };
     }
     case 'slack': {
       const parsed = slackInput.safeParse(input);
-      if (!parsed.success) return { ok: false, error: firstIssue(parsed.error, 'config') };
+      if (!parsed.success) return firstIssue(parsed.error, input, type);
       return { ok: true, value: { type, webhookUrl: parsed.data.webhookUrl } };
     }
     case 'email': {
       const parsed = emailInput.safeParse(input);
-      if (!parsed.success) return { ok: false, error: firstIssue(parsed.error, 'config') };
-      const { user, password, ...rest } = parsed.data;
+      if (!parsed.success) return firstIssue(parsed.error, input, type);
+      const { user, password, allowPrivateAddress, ...rest } = parsed.data;
       return {
         ok: true,
         value: {
@@ -219,6 +275,7 @@ function parseInput(type: ChannelType, input: unknown): ConfigResult<ChannelSett
           ...rest,
           ...(user !== undefined ? { user } : {}),
           ...(password !== undefined ? { password } : {}),
+          ...(allowPrivateAddress ? { allowPrivateAddress: true } : {}),
         },
       };
     }
@@ -236,6 +293,10 @@ export function parseNewChannelConfig(
   const parsed = parseInput(type, input);
   if (!parsed.ok) return parsed;
   const settings = parsed.value;
+  if (settings.type === 'slack') {
+    const refused = checkSlackUrl(settings.webhookUrl);
+    if (refused) return { ok: false, error: refused, path: ['webhookUrl'] };
+  }
   if (settings.type === 'webhook') {
     if (settings.secret === '') settings.secret = generateWebhookSecret();
     return { ok: true, value: { settings, revealedSecret: settings.secret } };
@@ -271,7 +332,7 @@ export function patchChannelConfig(
   patch: unknown,
 ): ConfigResult<ChannelSettings> {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
-    return { ok: false, error: 'config: must be an object' };
+    return { ok: false, error: 'Channel settings must be an object' };
   }
   const merged: Record<string, unknown> = toInput(current);
   for (const [key, value] of Object.entries(patch)) {
@@ -284,6 +345,11 @@ export function patchChannelConfig(
   const parsed = parseInput(current.type, merged);
   if (!parsed.ok) return parsed;
   const settings = parsed.value;
+  if (settings.type === 'slack' && current.type === 'slack') {
+    const refused =
+      settings.webhookUrl !== current.webhookUrl ? checkSlackUrl(settings.webhookUrl) : undefined;
+    if (refused) return { ok: false, error: refused, path: ['webhookUrl'] };
+  }
   if (settings.type === 'webhook' && settings.secret === '') {
     settings.secret = current.type === 'webhook' ? current.secret : generateWebhookSecret();
   }
@@ -296,7 +362,11 @@ export function toStored(settings: ChannelSettings): StoredChannelConfig {
     case 'webhook': {
       const url = maskUrl(settings.url);
       return {
-        config: { url, headerNames: Object.keys(settings.headers) },
+        config: {
+          url,
+          headerNames: Object.keys(settings.headers),
+          ...(settings.allowPrivateAddress ? { allowPrivateAddress: true } : {}),
+        },
         secrets: {
           secret: settings.secret,
           headers: settings.headers,
@@ -335,6 +405,9 @@ export function fromStored(
         url: typeof secrets.url === 'string' ? secrets.url : config.url,
         secret: secrets.secret,
         headers: secrets.headers ?? {},
+        ...(config.allowPrivateAddress !== undefined
+          ? { allowPrivateAddress: config.allowPrivateAddress }
+          : {}),
       };
       break;
     case 'slack':

@@ -38,6 +38,20 @@ function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/**
+ * A project as a subject names it: its last path segment (`/srv/app/alpha-svc` → `alpha-svc`,
+ * `https://github.com/o/alpha.git` → `alpha`), the whole of it in the message's table.
+ */
+export function projectName(project: string): string {
+  const last =
+    project
+      .replace(/[/\\]+$/, '')
+      .split(/[/\\:]/)
+      .at(-1) ?? '';
+  const name = last.replace(/\.git$/, '');
+  return name === '' ? project : name;
+}
+
 /** Formats a payload as an email: subject, plain text and HTML. */
 export function formatEmail(payload: ChannelPayload): EmailMessage {
   if (payload.type === 'window.unknown') return formatWindowUnknown(payload);
@@ -49,13 +63,16 @@ export function formatEmail(payload: ChannelPayload): EmailMessage {
   const { happened, advice } = splitSummary(finding.summary);
   const subjectSummary = happened.length > 120 ? `${happened.slice(0, 119)}…` : happened;
   const late = finding.late ? ' (late)' : '';
-  const subject = `[rotscope] ${prefix}${severity}: ${title}${late} - ${subjectSummary}`.replace(
-    /[\r\n]+/g,
-    ' ',
-  );
+  const where = finding.project ? ` in ${projectName(finding.project)}` : '';
+  const subject =
+    `[rotscope] ${prefix}${severity}: ${title}${late}${where} - ${subjectSummary}`.replace(
+      /[\r\n]+/g,
+      ' ',
+    );
   const rows: Array<[string, string]> = [
     ['Severity', severity],
     ['Detector', title],
+    ...(finding.project ? ([['Project', finding.project]] as Array<[string, string]>) : []),
     ...(finding.model ? ([['Model', finding.model]] as Array<[string, string]>) : []),
     ...headlineNumbers(finding.details, 10),
     ['Workspace', finding.workspaceName],

@@ -25,7 +25,12 @@ import {
   type AttemptOutcome,
   type ClaimedDelivery,
 } from '../store/deliveries.ts';
-import { fromStored, type ChannelSettings, type ChannelType } from './config.ts';
+import {
+  allowsPrivateAddress,
+  fromStored,
+  type ChannelSettings,
+  type ChannelType,
+} from './config.ts';
 import { sendEmail } from './email.ts';
 import { errorMessage } from './outbound.ts';
 import {
@@ -39,6 +44,7 @@ import {
 import { backoffMs, DEFAULT_BACKOFF, type BackoffOptions, type SendResult } from './policy.ts';
 import { sendSlack } from './slack.ts';
 import { sendWebhook, type SendContext } from './webhook.ts';
+import { plural } from '../model/plural.ts';
 
 /** The logging the notifier needs (pino and fastify loggers fit). */
 export interface NotifierLogger {
@@ -99,13 +105,19 @@ export interface Notifier {
   stop(): Promise<void>;
 }
 
-/** Dispatches to the channel's sender. */
+/**
+ * Dispatches to the channel's sender. A channel an admin allowed to reach private addresses
+ * (`config.allowPrivateAddress`) may, whatever the server-wide setting.
+ */
 export function sendToChannel(
   settings: ChannelSettings,
   payload: ChannelPayload,
   messageId: string,
-  context: SendContext,
+  serverContext: SendContext,
 ): Promise<SendResult> {
+  const context = allowsPrivateAddress(settings)
+    ? { ...serverContext, allowPrivate: true }
+    : serverContext;
   switch (settings.type) {
     case 'webhook':
       return sendWebhook(settings, payload, messageId, context);
@@ -324,7 +336,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
       result.status === 'ok'
         ? undefined
         : decision.outcome === 'dead'
-          ? `gave up after ${claim.attempt} attempts: ${result.error}`
+          ? `gave up after ${plural(claim.attempt, 'attempt')}: ${result.error}`
           : result.error;
     try {
       await db.transaction().execute((trx) =>

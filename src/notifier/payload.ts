@@ -6,7 +6,8 @@
  *
  * ```json
  * { "type": "finding.created", "timestamp": "2026-01-01T00:00:00.000Z",
- *   "data": { "id": "42", "detector": "context_too_full", "severity": "warning", ...,
+ *   "data": { "id": "42", "detector": "context_too_full", "severity": "warning",
+ *             "project": "/srv/app/alpha-svc", ...,
  *             "url": "http://127.0.0.1:4318/#/findings/42", "workspaceName": "default" } }
  * { "type": "window.unknown", "timestamp": "2026-01-01T00:00:00.000Z",
  *   "data": { "id": "7", "workspace": "default", "model": "claude-x", "calls": 12,
@@ -161,6 +162,9 @@ export function testPayload(
     createdAt: at,
     updatedAt: at,
     late: false,
+    project: 'test-project',
+    acknowledgedAt: null,
+    acknowledgedNote: null,
     summary: 'Test message from rotscope: this channel works',
     details: { usage: 150_000, window: 200_000, percentage: 75, windowSource: 'catalog' },
   };

@@ -1,8 +1,8 @@
 /**
  * Slack channel: POSTs a Block Kit message to an incoming-webhook URL
  * (https://api.slack.com/messaging/webhooks). The message has a `text` fallback (used in
- * notifications) and blocks: a section with severity, detector and summary, a section of
- * fields (model and the headline numbers), a context line (workspace, conversation, time)
+ * notifications, naming the project) and blocks: a section with severity, detector and summary,
+ * a section of fields (project, model and the headline numbers), a context line (workspace, conversation, time)
  * and an actions block with a button linking to the finding in the console.
  * Formats and sends; the delivery loop decides about retries.
  */
@@ -81,6 +81,8 @@ export function formatSlack(payload: ChannelPayload): SlackMessage {
     { type: 'mrkdwn', text: `*Severity*\n${severity}` },
     { type: 'mrkdwn', text: `*Detector*\n${escapeMrkdwn(title)}` },
   ];
+  if (finding.project)
+    fields.push({ type: 'mrkdwn', text: `*Project*\n${escapeMrkdwn(clip(finding.project, 300))}` });
   if (finding.model)
     fields.push({ type: 'mrkdwn', text: `*Model*\n${escapeMrkdwn(clip(finding.model, 200))}` });
   for (const [label, value] of headlineNumbers(finding.details, 10 - fields.length)) {
@@ -90,7 +92,10 @@ export function formatSlack(payload: ChannelPayload): SlackMessage {
     });
   }
   return {
-    text: clip(`${prefix}[${finding.severity}] ${title}${late}: ${finding.summary}`, 3000),
+    text: clip(
+      `${prefix}[${finding.severity}] ${title}${late}${finding.project ? ` in ${finding.project}` : ''}: ${finding.summary}`,
+      3000,
+    ),
     blocks: [
       {
         type: 'section',

@@ -7,16 +7,18 @@
  * src/detectors/registry.ts; the coding agents' own knobs are src/model/producer-advice.ts.
  */
 import { DETECTOR_NEEDS } from '../detectors/registry.ts';
+import { LOG_CALL_PRODUCERS } from '../ingest/producers.ts';
 import { contextWindowFor, overrideWindow } from '../ingest/windows.ts';
 import {
-  AGENT_NAMES,
   agentLimits,
+  agentName,
   agentOf,
   coverageHint,
   cutToolUnknownHint,
   type CoverageDetector,
 } from '../model/producer-advice.ts';
 import { nsToIso } from '../model/telemetry.ts';
+import { DETECTOR_IDS } from '../model/vocabulary.ts';
 import type { WindowOverride } from '../model/window-overrides.ts';
 import {
   windowOverrideSetting,
@@ -36,6 +38,7 @@ import {
   recentModelWindows,
   windowlessCalls,
   workspaceCounts,
+  type CoverageRules,
   type ProducerCounts,
   type WindowlessRow,
 } from '../store/coverage.ts';
@@ -127,6 +130,13 @@ export interface Coverage {
   windowsUnknown: WindowUnknownCoverage[];
   claudeCode: ClaudeCodeCoverage;
 }
+
+/**
+ * A Claude Code call from a log event comes with the logs exporter on, which sends every tool
+ * result's size too: such a call is covered for `tool_takeover` even when no result entered its
+ * input (the first call of a session), rather than making a correct setup look partly blind.
+ */
+const COVERAGE_RULES: CoverageRules = { toolSizesLoggedBy: LOG_CALL_PRODUCERS };
 
 /** The recent calls of the model and version lists: this long before the workspace's newest call. */
 export const RECENT_CALLS_DAYS = 30;
@@ -222,7 +232,7 @@ function producerCoverage(
       : unknownCut;
   return {
     producer,
-    agent: agent ? AGENT_NAMES[agent] : null,
+    agent: agent ? agentName(agent) : null,
     calls,
     covered,
     blind: detectors.filter((d) => covered[d] === 0),
@@ -306,19 +316,17 @@ export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage
   const unknown = new Map(
     [...now.unknown].map(([producer, models]) => [producer, byCalls(models)]),
   );
-  const producerRows = (await producerCounts(db, workspaceId)).map((row) => ({
+  const producerRows = (await producerCounts(db, workspaceId, COVERAGE_RULES)).map((row) => ({
     ...row,
     covered: {
       ...row.covered,
       context_too_full: row.covered.context_too_full + judged(row.producer),
     },
   }));
-  const covered = {
-    ...counts.covered,
-    context_too_full:
-      counts.covered.context_too_full +
-      producerRows.reduce((n, row) => n + judged(row.producer), 0),
-  };
+  // every call has one producer: the workspace's covered calls are the producers' summed
+  const covered = Object.fromEntries(
+    DETECTOR_IDS.map((d) => [d, producerRows.reduce((n, row) => n + row.covered[d], 0)]),
+  ) as Record<CoverageDetector, number>;
   const producers = producerRows.map((row) =>
     producerCoverage(row, unknown.get(row.producer) ?? []),
   );

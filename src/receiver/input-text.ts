@@ -1,34 +1,24 @@
 /**
  * How `rotscope import` and `rotscope analyze` tell an input file's text apart and normalize it
  * (a Claude Code transcript, JSONL; a Codex session file, `rollout-*.jsonl`,
- * src/ingest/codex-sessions.ts; OTLP/JSON traces: a request, an array of them, a Tempo export,
+ * src/ingest/codex-sessions.ts; Copilot CLI's, Qwen Code's and Gemini CLI's session files; OTLP/JSON traces: a request, an array of them, a Tempo export,
  * JSON lines), by its first record; anything else is refused with the same message. Shared by
  * the command, which reads the files (src/cli/input-file.ts), and the server that `rotscope
  * import` sends their text to beside it (POST /api/import).
  */
-import {
-  normalizeSpans,
-  normalizeTranscript,
-  transcriptOptionsForPath,
-  type NormalizeContext,
-} from '../ingest/index.ts';
+import { normalizeSpans, type NormalizeContext } from '../ingest/index.ts';
+import { FALLBACK_FORMAT, SESSION_FILE_READERS } from '../ingest/session-files.ts';
 import type { Normalized } from '../model/calls.ts';
+import { AGENT_PROFILES, SESSION_FILES } from '../model/agents/index.ts';
 import { decodeTraceJsonFile } from '../otlp/decode.ts';
-import {
-  isCodexSessionEntry,
-  isCodexSessionPath,
-  normalizeCodexSession,
-} from '../ingest/codex-sessions.ts';
-import {
-  isCopilotSessionEntry,
-  isCopilotSessionPath,
-  normalizeCopilotSession,
-} from '../ingest/copilot-sessions.ts';
 
-import { isQwenSessionEntry, normalizeQwenSession } from '../ingest/qwen-sessions.ts';
+/** An agent's session-file format (its profile's `sessionFiles.format`, src/model/agents/). */
+export type SessionFormat = Extract<
+  (typeof AGENT_PROFILES)[number],
+  { sessionFiles: object }
+>['sessionFiles']['format'];
 
-export type InputFormat =
-  'claude_code_transcript' | 'codex_session' | 'copilot_session' | 'qwen_session' | 'otlp_json';
+export type InputFormat = SessionFormat | 'otlp_json';
 
 /** One input file, normalized. */
 export interface InputFile {
@@ -49,15 +39,23 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 type Format = InputFormat | 'otlp_logs';
 
-/** The format of one sample record: a trace request, a transcript line, or neither. */
+/** The session-file formats in the profiles' order, the transcript (any line with a `type`) last. */
+const SESSION_FORMATS = [
+  ...SESSION_FILES.map((f) => f.format as SessionFormat).filter((f) => f !== FALLBACK_FORMAT),
+  FALLBACK_FORMAT,
+] as const satisfies readonly SessionFormat[];
+
+/** "Codex, Gemini CLI, ...": the agents whose session files are read, for the refusal. */
+const FILE_AGENTS = AGENT_PROFILES.filter((p) => 'sessionFiles' in p && p.id !== 'claude_code')
+  .map((p) => p.name)
+  .join(', ');
+
+/** The format of one sample record: a trace request, an agent's session record, or neither. */
 function formatOfRecord(v: unknown): Format | null {
   if (!isObject(v)) return null;
   if ('resourceSpans' in v || 'resource_spans' in v || 'batches' in v) return 'otlp_json';
   if ('resourceLogs' in v || 'resource_logs' in v) return 'otlp_logs';
-  if (isCodexSessionEntry(v)) return 'codex_session';
-  if (isCopilotSessionEntry(v)) return 'copilot_session';
-  if (isQwenSessionEntry(v)) return 'qwen_session';
-  return typeof v.type === 'string' ? 'claude_code_transcript' : null;
+  return SESSION_FORMATS.find((f) => SESSION_FILE_READERS[f]?.isEntry(v)) ?? null;
 }
 
 /**
@@ -100,30 +98,18 @@ export function readInputText(
   ctx: NormalizeContext,
   command: 'analyze' | 'import',
 ): LoadedInput {
-  // an empty `rollout-*.jsonl` is a Codex session file without calls
+  // an empty `rollout-*.jsonl` is a Codex session file without calls (and so on for each
+  // agent's file names)
   const format =
-    isCodexSessionPath(path) && text.trim() === ''
-      ? 'codex_session'
-      : isCopilotSessionPath(path) && text.trim() === ''
-        ? 'copilot_session'
-        : inputFormatOf(text);
+    text.trim() === ''
+      ? (SESSION_FORMATS.find((f) => SESSION_FILE_READERS[f]?.isPath?.(path)) ??
+        inputFormatOf(text))
+      : inputFormatOf(text);
   if (format === null) {
     return {
       ok: false,
-      error: `${path}: neither OTLP/JSON traces, a Claude Code transcript nor a Codex session file`,
+      error: `${path}: neither OTLP/JSON traces, a Claude Code transcript nor an agent's session file (${FILE_AGENTS})`,
     };
-  }
-  if (format === 'codex_session') {
-    const normalized = normalizeCodexSession(text, ctx, path);
-    return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
-  }
-  if (format === 'copilot_session') {
-    const normalized = normalizeCopilotSession(text, ctx, path);
-    return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
-  }
-  if (format === 'qwen_session') {
-    const normalized = normalizeQwenSession(text, ctx);
-    return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
   }
   if (format === 'otlp_logs') {
     return {
@@ -141,6 +127,8 @@ export function readInputText(
       file: { path, format, normalized, rejectedSpans: decoded.value.rejected.length },
     };
   }
-  const normalized = normalizeTranscript(text, ctx, transcriptOptionsForPath(path));
+  const reader = SESSION_FILE_READERS[format];
+  if (reader === undefined) return { ok: false, error: `${path}: no reader for ${format}` };
+  const normalized = reader.normalize(text, ctx, path);
   return { ok: true, file: { path, format, normalized, rejectedSpans: 0 } };
 }

@@ -21,6 +21,7 @@ import {
   LOGGED_TOOL_RESULT_PRODUCERS,
   LOGGED_TOOL_RESULT_SOURCES,
   LOG_CALL_PRODUCERS,
+  SESSION_COUNTED_PRODUCERS,
   SPLIT_EVIDENCE_PRODUCERS,
 } from '../ingest/producers.ts';
 import type { LlmCall, Normalized } from '../model/calls.ts';
@@ -36,6 +37,7 @@ import {
   insertToolResults,
   loadLogRecordsOfSpans,
   markSideCalls,
+  fillReportedCosts,
   type CallPrecedence,
   type CallsOutcome,
 } from '../store/ingest.ts';
@@ -49,6 +51,7 @@ import {
   isGeminiCall,
   joinPendingGeminiResponses,
 } from './gemini.ts';
+import { conversationsWithCallsOf } from '../store/conversations-of.ts';
 import { applyQwenLogBatch, applyQwenSpanBatch, isQwenCall, qwenEvidenceKeys } from './qwen.ts';
 
 export interface IngestOutcome {
@@ -217,6 +220,7 @@ export class IngestPipeline {
           const calls = await insertCalls(tx, batch.normalized.calls, this.#precedence, merged);
           const reported = await withReportedWindows(tx.db, workspaceId, batch.normalized.calls);
           const sideCalls = await markSideCalls(trx, workspaceId, batch.sideCalls, merged);
+          await fillReportedCosts(trx, workspaceId, batch.normalized.calls);
           const content = await applyCallContent(trx, workspaceId, batch.callContent);
           await insertToolResults(tx, batch.normalized.toolResults);
           // calls whose parts were an import's estimates, or follow a call that turned out to be
@@ -265,17 +269,19 @@ export class IngestPipeline {
         ...normalized.calls.map((call) => `conversation:${workspaceId}:${call.conversationId}`),
       ],
       run: async (tx) => {
-        merged.merged = 0;
-        const calls = await insertCalls(tx, normalized.calls, this.#precedence, merged);
-        calls.push(...(await withReportedWindows(tx.db, workspaceId, normalized.calls)));
-        await insertToolResults(tx, normalized.toolResults);
-        const compactions = await insertCompactions(tx.db, normalized.compactions);
+        // a session file's calls of a session its telemetry stored count as merged
+        const kept = await withoutSessionsTelemetryHas(tx.db, workspaceId, normalized);
+        merged.merged = normalized.calls.length - kept.calls.length;
+        const calls = await insertCalls(tx, kept.calls, this.#precedence, merged);
+        calls.push(...(await withReportedWindows(tx.db, workspaceId, kept.calls)));
+        await insertToolResults(tx, kept.toolResults);
+        const compactions = await insertCompactions(tx.db, kept.compactions);
         const { historyBeforeNs } = options;
         const marks = [...calls, ...compactions];
         tx.conversations.note(
           workspaceId,
           historyBeforeNs === undefined ? marks : marks.map((m) => ({ ...m, historyBeforeNs })),
-          normalized.projects,
+          kept.projects,
         );
         if (options.holdEvaluationMs !== undefined)
           tx.conversations.hold(
@@ -292,6 +298,37 @@ export class IngestPipeline {
   context(workspaceId: string): Promise<NormalizeContext> {
     return this.#context(workspaceId);
   }
+}
+
+/**
+ * The sessions of a session file whose calls share no id with the agent's telemetry (Gemini CLI's
+ * chat files: `countedOnce: session` in its profile, src/model/agents/) that the telemetry stored
+ * already, left out: the file would count each of their calls twice.
+ */
+async function withoutSessionsTelemetryHas(
+  db: Db,
+  workspaceId: string,
+  normalized: Normalized,
+): Promise<Normalized> {
+  const seen = new Set<string>();
+  for (const [fileProducer, telemetryProducer] of SESSION_COUNTED_PRODUCERS) {
+    const fromFile = normalized.calls.filter((c) => c.producer === fileProducer);
+    if (fromFile.length === 0) continue;
+    const stored = await conversationsWithCallsOf(
+      db,
+      workspaceId,
+      [...new Set(fromFile.map((c) => c.conversationId))],
+      telemetryProducer,
+    );
+    for (const id of stored) seen.add(id);
+  }
+  if (seen.size === 0) return normalized;
+  return {
+    ...normalized,
+    calls: normalized.calls.filter((c) => !seen.has(c.conversationId)),
+    compactions: normalized.compactions.filter((c) => !seen.has(c.conversationId)),
+    toolResults: normalized.toolResults.filter((r) => !seen.has(r.conversationId)),
+  };
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { guardSummaries, type GuardSummary } from './guard-decisions.ts';
 import { projectsOf } from './conversations.ts';
-import { AGENT_NAMES, agentOf } from '../model/producer-advice.ts';
+import { agentName, agentOf } from '../model/producer-advice.ts';
 import { sql } from 'kysely';
 import type { Compaction, LlmCall } from '../model/calls.ts';
 import { nsToIso } from '../model/telemetry.ts';
@@ -62,6 +62,11 @@ export interface ConversationSummary {
   producers: string[];
   /** What Claude Code's tool-result guard did in it; null when nothing. */
   guard: GuardSummary | null;
+  /**
+   * What its calls cost in US dollars, summed over the calls whose producer reported a cost
+   * (Claude Code's `cost_usd`); null when none did. Never priced by rotscope.
+   */
+  costUsd: number | null;
   streams: number;
   findings: number;
   /** Each stream (main thread and sub-agents), main first. */
@@ -119,6 +124,7 @@ export async function listConversations(
         'window_unknown',
       ),
       sql<string>`count(DISTINCT stream_key)`.as('streams'),
+      sql<number | null>`sum(cost_usd)`.as('cost_usd'),
       sql<string[]>`array_agg(DISTINCT producer ORDER BY producer)`.as('producers'),
       sql<string | null>`max(agent_version)`.as('agent_version'),
       sql<string>`(SELECT count(*) FROM findings f WHERE f.workspace_id = ${workspaceId} AND f.conversation_id = llm_calls.conversation_id)`.as(
@@ -177,6 +183,7 @@ export async function listConversations(
       project: projects.get(row.conversation_id) ?? null,
       producers: row.producers ?? [],
       guard: guard.get(row.conversation_id) ?? null,
+      costUsd: row.cost_usd === null ? null : Number(row.cost_usd),
       streams: Number(row.streams),
       findings: Number(row.findings),
       streamList: streams.get(row.conversation_id) ?? [],
@@ -192,7 +199,7 @@ export async function listConversations(
 function agentLabel(producers: readonly string[], version: string | null): string | null {
   const agent = producers.map(agentOf).find((found) => found !== undefined);
   if (agent === undefined) return null;
-  return version ? `${AGENT_NAMES[agent]} ${version}` : AGENT_NAMES[agent];
+  return version ? `${agentName(agent)} ${version}` : agentName(agent);
 }
 
 /** The streams and the first runs of each of these conversations. */
@@ -290,6 +297,24 @@ async function callsAndCompactions(
     .execute();
   if (calls.length === 0 && compactions.length === 0) return undefined;
   return { calls: calls.map(toLlmCall), compactions: compactions.map(toCompaction) };
+}
+
+/**
+ * What a conversation's calls cost in US dollars, over the calls whose producer reported a cost;
+ * null when none did (or there is no such conversation).
+ */
+export async function conversationCost(
+  db: Db,
+  workspaceId: string,
+  conversationId: string,
+): Promise<number | null> {
+  const row = await db
+    .selectFrom('llm_calls')
+    .select(sql<number | null>`sum(cost_usd)`.as('cost_usd'))
+    .where('workspace_id', '=', workspaceId)
+    .where('conversation_id', '=', conversationId)
+    .executeTakeFirst();
+  return row?.cost_usd === null || row?.cost_usd === undefined ? null : Number(row.cost_usd);
 }
 
 /** Every call and compaction of a conversation, in start order (capped at `limit` calls). */

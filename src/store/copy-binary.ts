@@ -6,7 +6,7 @@
  */
 
 /** The column types the ingest path copies. */
-export type CopyType = 'text' | 'int2' | 'int4' | 'int8' | 'bool' | 'jsonb';
+export type CopyType = 'text' | 'int2' | 'int4' | 'int8' | 'float8' | 'bool' | 'jsonb';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
@@ -42,7 +42,7 @@ export class CopyWriter {
 
   /**
    * Appends one row; values in the order of the types. null and undefined are NULL; int8
-   * takes decimal strings, numbers or bigints; jsonb takes a JSON text or a value to stringify.
+   * takes decimal strings, numbers or bigints; float8 a number; jsonb takes a JSON text or a value to stringify.
    */
   row(values: readonly unknown[]): void {
     const types = this.#types;
@@ -81,6 +81,12 @@ export class CopyWriter {
         this.#reserve(12);
         this.#buf.writeInt32BE(8, this.#at);
         this.#buf.writeBigInt64BE(BigInt(value as string | number | bigint), this.#at + 4);
+        this.#at += 12;
+        return;
+      case 'float8':
+        this.#reserve(12);
+        this.#buf.writeInt32BE(8, this.#at);
+        this.#buf.writeDoubleBE(Number(value), this.#at + 4);
         this.#at += 12;
         return;
       case 'bool':

@@ -12,11 +12,11 @@ import type { Db } from './db.ts';
 /** Calls per detector that carry what it needs. */
 export type CoveredCounts = Record<CoverageDetector, number>;
 
+/** The workspace's totals; what each detector covers is counted per producer ({@link producerCounts}). */
 export interface WorkspaceCounts {
   calls: number;
   conversations: number;
   compactions: number;
-  covered: CoveredCounts;
   /** The start of the workspace's newest call, in ns; null with no calls. */
   newestNs: string | null;
 }
@@ -52,20 +52,78 @@ export interface ClaudeCodeVersionRow {
 const MAX_MODEL_ROWS = 500;
 const MAX_VERSIONS = 100;
 
-/** The calls each detector can use, as SQL filters over `llm_calls`. */
-const COVERED = {
-  context_too_full: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`,
-  tool_takeover: sql<string>`count(*) FILTER (WHERE parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`,
-  history_lost: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`,
-  output_cut_off: sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`,
-} as const;
+/**
+ * Where tool result sizes reach rotscope for calls that carry none themselves: the producers
+ * whose calls come from log events that travel with the `tool_result` events (Claude Code's
+ * `claude_code_log`: the logs exporter is on, so every result is logged). Given by the caller
+ * (src/reading/coverage.ts), which knows the producers.
+ */
+export interface CoverageRules {
+  toolSizesLoggedBy: readonly string[];
+}
 
-const coveredColumns = [
-  COVERED.context_too_full.as('context_too_full'),
-  COVERED.tool_takeover.as('tool_takeover'),
-  COVERED.history_lost.as('history_lost'),
-  COVERED.output_cut_off.as('output_cut_off'),
-];
+/** The conversations of a workspace with at least one call whose parts size a tool's results. */
+const SIZED = 'sized_conversations';
+
+/** A call whose input parts name a tool (its results' size is known). */
+const NAMES_A_TOOL = sql<boolean>`(parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`;
+
+/**
+ * The calls each detector can use, as SQL filters over `llm_calls` (joined to {@link SIZED}).
+ *
+ * `tool_takeover` needs the sizes of the tool results a call's input holds, and a call can
+ * carry that without naming a tool: the first call of a session has no tool results yet, and a
+ * Claude Code call's parts hold only the results logged since its stream's previous call (the
+ * detector holds earlier ones). So a call counts when its parts name a tool, when its parts come
+ * from message content (an empty tool list is then a fact), when another call of its
+ * conversation has parts that name a tool (the producer sends the sizes), or when it came from a
+ * producer that logs every result.
+ */
+function coveredFilters(rules: CoverageRules) {
+  const logged =
+    rules.toolSizesLoggedBy.length === 0
+      ? sql<boolean>`false`
+      : sql<boolean>`llm_calls.producer IN (${sql.join(rules.toolSizesLoggedBy)})`;
+  return {
+    context_too_full: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`,
+    tool_takeover: sql<string>`count(*) FILTER (WHERE ${NAMES_A_TOOL} OR parts->>'source' = 'messages' OR ${sql.ref(`${SIZED}.conversation_id`)} IS NOT NULL OR ${logged})`,
+    history_lost: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`,
+    output_cut_off: sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`,
+  } as const;
+}
+
+const coveredColumns = (rules: CoverageRules) => {
+  const covered = coveredFilters(rules);
+  return [
+    covered.context_too_full.as('context_too_full'),
+    covered.tool_takeover.as('tool_takeover'),
+    covered.history_lost.as('history_lost'),
+    covered.output_cut_off.as('output_cut_off'),
+  ];
+};
+
+/**
+ * `llm_calls` of a workspace with, per call, whether its conversation has sized tool results:
+ * read from the calls' own parts (logged results are joined to the calls' parts as they
+ * arrive, src/receiver/logged-tool-parts.ts), one more pass over the workspace's calls rather
+ * than one over its tool results, which are several per call.
+ */
+function callsWithSizedResults(db: Db, workspaceId: string) {
+  return db
+    .selectFrom('llm_calls')
+    .leftJoin(
+      db
+        .selectFrom('llm_calls')
+        .where('workspace_id', '=', workspaceId)
+        .groupBy('conversation_id')
+        .having(sql<boolean>`bool_or(${NAMES_A_TOOL})`)
+        .select('conversation_id')
+        .as(SIZED),
+      `${SIZED}.conversation_id`,
+      'llm_calls.conversation_id',
+    )
+    .where('llm_calls.workspace_id', '=', workspaceId);
+}
 
 const coveredOf = (r: Record<CoverageDetector, string>): CoveredCounts => ({
   context_too_full: Number(r.context_too_full),
@@ -74,7 +132,7 @@ const coveredOf = (r: Record<CoverageDetector, string>): CoveredCounts => ({
   output_cut_off: Number(r.output_cut_off),
 });
 
-/** The workspace's calls, conversations and compactions, and the covered calls per detector. */
+/** The workspace's calls, conversations and compactions, and the start of its newest call. */
 export async function workspaceCounts(db: Db, workspaceId: string): Promise<WorkspaceCounts> {
   const row = await db
     .selectFrom('llm_calls')
@@ -82,7 +140,6 @@ export async function workspaceCounts(db: Db, workspaceId: string): Promise<Work
     .select([
       sql<string>`count(*)`.as('calls'),
       sql<string>`count(DISTINCT conversation_id)`.as('conversations'),
-      ...coveredColumns,
       sql<string | null>`max(start_ns)::text`.as('newest'),
     ])
     .executeTakeFirstOrThrow();
@@ -95,22 +152,23 @@ export async function workspaceCounts(db: Db, workspaceId: string): Promise<Work
     calls: Number(row.calls),
     conversations: Number(row.conversations),
     compactions: Number(compactions.n),
-    covered: coveredOf(row as unknown as Record<CoverageDetector, string>),
     newestNs: row.newest,
   };
 }
 
 /** Calls and covered calls per producer, by producer name. */
-export async function producerCounts(db: Db, workspaceId: string): Promise<ProducerCounts[]> {
-  const rows = await db
-    .selectFrom('llm_calls')
-    .where('workspace_id', '=', workspaceId)
-    .groupBy('producer')
-    .orderBy('producer')
+export async function producerCounts(
+  db: Db,
+  workspaceId: string,
+  rules: CoverageRules,
+): Promise<ProducerCounts[]> {
+  const rows = await callsWithSizedResults(db, workspaceId)
+    .groupBy('llm_calls.producer')
+    .orderBy('llm_calls.producer')
     .select([
-      'producer',
+      'llm_calls.producer',
       sql<string>`count(*)`.as('calls'),
-      ...coveredColumns,
+      ...coveredColumns(rules),
       sql<string>`count(*) FILTER (WHERE finish_class = 'output_limit' AND output_tool_call IS NULL)`.as(
         'cut_output_unknown',
       ),

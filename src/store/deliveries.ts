@@ -19,7 +19,8 @@ import type { Db } from './db.ts';
 /** A finding's events; a window notice's deliveries have the event `window.unknown`. */
 export type DeliveryEvent = 'created' | 'escalated';
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead';
+/** `muted`: held back by a mute (src/store/mutes.ts) when queued; never claimed, never sent. */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead' | 'muted';
 
 const severityRankSql = (column: string) =>
   sql<number>`CASE ${sql.ref(column)} WHEN 'info' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END`;
@@ -28,11 +29,19 @@ const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical:
 
 /**
  * Queues one delivery per attached channel for a finding event. Idempotent: an event already
- * queued for a channel is not queued again. Returns the number of rows queued.
+ * queued for a channel is not queued again. Returns the number of rows queued. With `muteId`
+ * (a mute that matches the finding) the rows are written `muted` instead of `pending`: the
+ * outbox shows what would have gone where, and the notifier never claims them.
  */
 export async function enqueueDeliveries(
   db: Db,
-  event: { workspaceId: string; findingId: string; severity: Severity; event: DeliveryEvent },
+  event: {
+    workspaceId: string;
+    findingId: string;
+    severity: Severity;
+    event: DeliveryEvent;
+    muteId?: string | null | undefined;
+  },
 ): Promise<number> {
   const channels = await db
     .selectFrom('alert_channels')
@@ -50,6 +59,7 @@ export async function enqueueDeliveries(
         finding_id: event.findingId,
         channel_id: channel.channel_id,
         event: event.event,
+        ...(event.muteId ? { status: 'muted' as const, mute_id: event.muteId } : {}),
       })),
     )
     .onConflict((oc) => oc.columns(['finding_id', 'channel_id', 'event']).doNothing())
@@ -239,6 +249,8 @@ export interface DeliveryView {
   channelId: string;
   event: string;
   status: DeliveryStatus;
+  /** The mute that held it back (status `muted`); null otherwise, or once that mute is deleted. */
+  muteId: string | null;
   attemptCount: number;
   /** When the next attempt is due (pending deliveries only). */
   nextAttemptAt: string | null;
@@ -336,6 +348,7 @@ export async function listDeliveries(
     channelId: String(row.channel_id),
     event: row.event,
     status: row.status,
+    muteId: row.mute_id === null ? null : String(row.mute_id),
     attemptCount: row.attempts,
     nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
     lastError: row.last_error,

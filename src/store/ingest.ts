@@ -191,6 +191,7 @@ const CALL_COLUMNS = [
   'parts',
   'compacted',
   'input_messages',
+  'cost_usd',
 ];
 
 /** The columns of a call that replaces rows of the same request: with what an import said. */
@@ -317,7 +318,9 @@ export async function insertCalls(
       // the log event said it was a side call (Claude Code `query_source`); the span may not
       const sideCall =
         call.sideCall ?? worse.find((row) => row.side_call !== null)?.side_call ?? null;
-      replacing.push({ call: { ...call, sideCall }, rows: worse, imported });
+      // the log event said what it cost (Claude Code `cost_usd`); the span does not
+      const costUsd = call.costUsd ?? worse.find((row) => row.cost_usd !== null)?.cost_usd ?? null;
+      replacing.push({ call: { ...call, sideCall, costUsd }, rows: worse, imported });
       continue;
     }
     const row = best;
@@ -790,6 +793,29 @@ export async function insertCompactions(
       });
   }
   return marks;
+}
+
+/**
+ * Gives the cost a log event reported (Claude Code `cost_usd`) to the stored row of its request
+ * when that row has none: a span of the same request id outranks the log event and took the
+ * row (src/store/merge.ts), but spans carry no cost. Rows with a cost keep it. Nothing the
+ * detectors read changes, so no conversation is marked.
+ */
+export async function fillReportedCosts(
+  db: Db,
+  workspaceId: string,
+  calls: readonly LlmCall[],
+): Promise<void> {
+  const costed = calls.filter(
+    (call): call is LlmCall & { requestId: string; costUsd: number } =>
+      call.requestId !== null && typeof call.costUsd === 'number',
+  );
+  if (costed.length === 0) return;
+  await sql`UPDATE llm_calls l SET cost_usd = v.cost_usd
+    FROM unnest(${costed.map((c) => c.requestId)}::text[], ${costed.map((c) => c.costUsd)}::float8[])
+      AS v(request_id, cost_usd)
+    WHERE l.workspace_id = ${workspaceId} AND l.request_id = v.request_id
+      AND l.cost_usd IS NULL`.execute(db);
 }
 
 /**

@@ -98,6 +98,20 @@ export async function recentRefusals(
   }));
 }
 
+/**
+ * When the workspace last accepted new data (the newest `last_ingest_at` of its conversations),
+ * or null when it never did: a refusal seen before it was followed by a sender that got
+ * through, so its cause is likely fixed.
+ */
+export async function lastAcceptedIngest(db: Db, workspaceId: string): Promise<Date | null> {
+  const row = await db
+    .selectFrom('conversations')
+    .select(sql<Date | null>`max(last_ingest_at)`.as('at'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  return row?.at ? new Date(row.at) : null;
+}
+
 /** How many requests no token told the workspace of were refused since `since`, and when last. */
 export async function refusalsWithoutWorkspace(
   db: Db,

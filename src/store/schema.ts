@@ -121,6 +121,11 @@ export interface LlmCallsTable {
    * content.
    */
   input_messages: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * Migration 0150: what the producer said the call cost (US dollars; Claude Code's `cost_usd`),
+   * null when it did not say. Never computed by rotscope.
+   */
+  cost_usd: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ToolResultsTable {
@@ -251,6 +256,22 @@ export interface FindingsTable {
    * that arrived later); never changed after.
    */
   late: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Migration 0160: when someone acknowledged it (POST /api/findings/:id/acknowledge); null until. */
+  acknowledged_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Migration 0160: what they wrote when they did; null until. */
+  acknowledged_note: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** Migration 0160: what stops a finding from being sent (src/store/mutes.ts). */
+export interface MutesTable {
+  id: GeneratedInt8;
+  workspace_id: string;
+  detector: string | null;
+  project: string | null;
+  model: string | null;
+  until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  note: string | null;
+  created_at: Timestamp;
 }
 
 export interface AlertSettingsTable {
@@ -292,10 +313,11 @@ export interface DeliveriesTable {
   channel_id: Int8;
   /** `created` or `escalated` for a finding, `window.unknown` for a window notice. */
   event: string;
+  /** `muted` (migration 0160): held back by a mute, never sent. */
   status: ColumnType<
-    'pending' | 'delivered' | 'failed' | 'dead',
-    'pending' | 'delivered' | 'failed' | 'dead' | undefined,
-    'pending' | 'delivered' | 'failed' | 'dead'
+    'pending' | 'delivered' | 'failed' | 'dead' | 'muted',
+    'pending' | 'delivered' | 'failed' | 'dead' | 'muted' | undefined,
+    'pending' | 'delivered' | 'failed' | 'dead' | 'muted'
   >;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: Timestamp;
@@ -303,6 +325,8 @@ export interface DeliveriesTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   delivered_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Migration 0160: the mute that held it back; null when none did (or it was deleted). */
+  mute_id: ColumnType<string | null, string | number | bigint | null | undefined, never>;
 }
 
 export interface DeliveryAttemptsTable {
@@ -374,6 +398,7 @@ export interface Database {
   conversations: ConversationsTable;
   evaluation_checkpoints: EvaluationCheckpointsTable;
   findings: FindingsTable;
+  mutes: MutesTable;
   alert_settings: AlertSettingsTable;
   channels: ChannelsTable;
   alert_channels: AlertChannelsTable;

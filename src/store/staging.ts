@@ -27,6 +27,7 @@ const COPY_TYPES: Record<string, CopyType> = {
   smallint: 'int2',
   integer: 'int4',
   bigint: 'int8',
+  'double precision': 'float8',
   boolean: 'bool',
   jsonb: 'jsonb',
 };

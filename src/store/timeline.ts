@@ -78,6 +78,10 @@ export function toLlmCall(row: Selectable<LlmCallsTable>): LlmCall {
     maxOutputTokens: countOf(row.max_output_tokens),
     parts: (row.parts ?? null) as InputParts | null,
     compacted: row.compacted,
+    // only when reported: a call without one reads back as it was written
+    ...(row.cost_usd === null || row.cost_usd === undefined
+      ? {}
+      : { costUsd: Number(row.cost_usd) }),
   };
 }
 
@@ -140,6 +144,7 @@ export function llmCallRow(call: LlmCall) {
     parts: call.parts === null ? null : JSON.stringify(call.parts),
     input_messages: call.inputMessages ? JSON.stringify(call.inputMessages) : null,
     compacted: call.compacted,
+    cost_usd: call.costUsd ?? null,
   };
 }
 

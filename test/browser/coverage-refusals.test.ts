@@ -5,7 +5,9 @@
  * token, after the first token closed the server's open mode; the Coverage page in a real
  * Chromium shows the refusals (status, route, sender, count, last seen) with what to set,
  * before any call is stored. A refusal of no workspace is listed for an admin session and only
- * counted for a read one; no token value is shown anywhere.
+ * counted for a read one; no token value is shown anywhere. Once the exporter gets through (new
+ * data accepted after the last refusal) the section calms down and shows the refusals' age; a
+ * new refusal makes it an alert again.
  */
 import { SpanKind } from '@opentelemetry/api';
 import type { Browser, Page } from 'playwright-core';
@@ -163,6 +165,51 @@ describe.skipIf(browserMissing)(
       expect(await counted.textContent()).toContain(
         'OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer <token>',
       );
+      await context.close();
+    });
+
+    it('calms down once the exporter gets through, showing its age, and alarms again on a new refusal', async () => {
+      const ingest = await rotscope.createToken('ingest', admin);
+      await exportSpans(rotscope.url, 1, ingest); // the fixed exporter: stored
+      await eventually(
+        async () => {
+          const { refusals } = (await (
+            await fetch(`${rotscope.url}/api/coverage`, {
+              headers: { authorization: `Bearer ${admin}` },
+            })
+          ).json()) as { refusals: { items: Array<{ settled: boolean }> } };
+          expect(refusals.items.every((r) => r.settled)).toBe(true);
+        },
+        { timeout: 20_000, interval: 250 },
+      );
+      const { page, context } = await openConsole(browser, `${rotscope.url}/`);
+      await signIn(page, admin);
+      await page.goto(`${rotscope.url}/#/coverage`);
+      const settled = page.locator('.refusals [role="status"]');
+      await settled.waitFor();
+      expect(await settled.textContent()).toMatch(
+        /^Settled: the last refusal was (just now|\d+ min ago)/,
+      );
+      expect(await page.locator('.refusals [role="alert"]').count()).toBe(0);
+      const missing = page.locator(
+        'tr[data-refusal="missing_token"][data-route="POST /v1/traces"]',
+      );
+      expect(await missing.getAttribute('data-settled')).toBe('true');
+      expect((await missing.locator('td').allTextContents())[5]).toContain('data accepted since');
+      await screenshot(page, 'coverage-refusals-settled');
+
+      await exportSpans(rotscope.url, 1); // locked out again
+      await eventually(
+        async () => {
+          await page.reload();
+          await page.locator('.refusals [role="alert"]').waitFor({ timeout: 2_000 });
+        },
+        { timeout: 20_000, interval: 500 },
+      );
+      expect(await page.locator('.refusals [role="alert"]').textContent()).toContain(
+        'with nothing accepted after them',
+      );
+      expect(await missing.getAttribute('data-settled')).toBe('false');
       await context.close();
     });
   },

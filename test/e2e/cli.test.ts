@@ -229,6 +229,27 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
     }
   });
 
+  it('import and analyze write one of a thing in the singular ("1 tool result", "1 conversation")', async () => {
+    // Claude Code 2.1.332's sub-agent session: 3 calls and exactly one tool result in the main
+    // transcript; the compaction session of 2.1.197: two compactions.
+    const subagent = fileURLToPath(
+      new URL('../fixtures/real/claude-code-2.1.332/subagent/transcript.jsonl', import.meta.url),
+    );
+    const imported = await runCli(['import', subagent, '--workspace', 'plural'], { env });
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toContain(
+      `${subagent}: 3 calls, 1 tool result, 0 compactions in 1 conversation\n`,
+    );
+    const analyzed = await runCli(['analyze', subagent], { env });
+    expect(analyzed.stdout).toContain(
+      'conversation 26af7a4c-a90c-4fc6-a08f-cafee3bbedf7: 3 calls, 1 stream, 0 compactions',
+    );
+    for (const output of [imported.stdout, analyzed.stdout])
+      expect(output).not.toMatch(
+        /\b1 [a-z ]*?(calls|results|compactions|conversations|streams|findings)\b|\(s\)/,
+      );
+  });
+
   it('import stores a real transcript (re-import adds nothing); a missing file exits 1', async () => {
     const first = await runCli(['import', TRANSCRIPT, '--workspace', 'imported'], { env });
     expect(first.code).toBe(0);
@@ -238,14 +259,14 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
       "ROTSCOPE_RETENTION_DAYS): a server's retention removes them, with their tool results and " +
       'compactions, at its next run; their findings stay (ROTSCOPE_RETENTION_DAYS=0 keeps everything)\n';
     expect(first.stdout).toBe(
-      `${TRANSCRIPT}: 170 calls, 167 tool results, 0 compactions in 1 conversation(s)\n` +
+      `${TRANSCRIPT}: 170 calls, 167 tool results, 0 compactions in 1 conversation\n` +
         '2 findings from history, not sent\n' +
         retention,
     );
     const again = await runCli(['import', TRANSCRIPT, '--workspace', 'imported'], { env });
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(
-      `${TRANSCRIPT}: 170 calls, 167 tool results, 0 compactions in 1 conversation(s)\n` +
+      `${TRANSCRIPT}: 170 calls, 167 tool results, 0 compactions in 1 conversation\n` +
         '0 findings from history, not sent\n' +
         retention,
     );

@@ -162,7 +162,7 @@ describe('rotscope import beside a running serve', { timeout: 600_000 }, () => {
     firstRun = through.stdout;
     // a folder stands for the transcripts under it, each with its sub-agents
     expect(firstRun).toContain(
-      `${sidechains}: 170 calls, 167 tool results, 0 compactions in 1 conversation(s)\n`,
+      `${sidechains}: 170 calls, 167 tool results, 0 compactions in 1 conversation\n`,
     );
     expect(firstRun).toContain(`${oneSession.sessionId}.jsonl: `);
     const history = /^(\d+) findings? from history, not sent$/m.exec(firstRun);
@@ -192,7 +192,7 @@ describe('rotscope import beside a running serve', { timeout: 600_000 }, () => {
     expect(result.code, result.stderr).toBe(0);
     again = result.stdout;
     expect(again).toContain(
-      `${sidechains}: 170 calls, 167 tool results, 0 compactions in 1 conversation(s)\n`,
+      `${sidechains}: 170 calls, 167 tool results, 0 compactions in 1 conversation\n`,
     );
     expect(again).toMatch(/^0 findings from history, not sent$/m);
     expect(await stored(server!)).toEqual(rows);
@@ -265,7 +265,7 @@ describe('rotscope import beside a running serve', { timeout: 600_000 }, () => {
         });
         expect(result.code, result.stderr).toBe(0);
         expect(result.stdout).toBe(
-          `${sidechains}: 170 calls, 167 tool results, 0 compactions in 1 conversation(s)\n` +
+          `${sidechains}: 170 calls, 167 tool results, 0 compactions in 1 conversation\n` +
             '2 findings from history, not sent\n' +
             'note: 170 of the calls are older than the retention window (30 days, ' +
             "ROTSCOPE_RETENTION_DAYS): a server's retention removes them, with their tool results " +

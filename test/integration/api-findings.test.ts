@@ -358,10 +358,12 @@ describe('GET/PUT /api/alerts/context-rot', () => {
     expect(res2.json().message).toBe(`channels: unknown channel id ${id}`);
   });
 
-  it('declares the scopes: read for GET and the preview (it changes nothing), admin for PUT, ingest for the agent knobs', () => {
+  it('declares the scopes: read for GET and the preview (it changes nothing), admin for PUT and acknowledging, ingest for the agent knobs', () => {
     expect(Object.fromEntries([...scopes].filter(([k]) => !k.startsWith('HEAD')))).toEqual({
       'GET /api/findings': 'read',
       'GET /api/findings/:id': 'read',
+      'POST /api/findings/:id/acknowledge': 'admin',
+      'DELETE /api/findings/:id/acknowledge': 'admin',
       'GET /api/alerts/context-rot': 'read',
       'PUT /api/alerts/context-rot': 'admin',
       'POST /api/alerts/context-rot/preview': 'read',

@@ -142,6 +142,15 @@ beforeAll(async () => {
     seeds.ids.push(id);
   }
   seeds.ids.push(...channelIds);
+  // Two mutes (one holds until a time), so their list has a next page too.
+  for (const body of [
+    { detector: 'history_lost' },
+    { model: 'gpt-4o', until: '2999-01-01T00:00:00Z' },
+  ]) {
+    const mute = await send({ method: 'POST', url: '/api/mutes', payload: JSON.stringify(body) });
+    expect(mute.statusCode).toBe(201);
+    seeds.ids.push(mute.json<{ id: string }>().id);
+  }
 
   routes = await readRoutes();
   // A real `next` of every list (limit=1: each has at least two items).
@@ -161,7 +170,7 @@ beforeAll(async () => {
       name: 'w',
       config: { url: 'http://127.0.0.1:9/h', headers: { 'X-A': 'b' } },
     },
-    { type: 'slack', name: 's', config: { webhookUrl: 'http://127.0.0.1:9/services/x' } },
+    { type: 'slack', name: 's', config: { webhookUrl: 'https://hooks.slack.com/services/x' } },
     {
       type: 'email',
       name: 'e',
@@ -191,6 +200,11 @@ beforeAll(async () => {
     { path: '/home/u/.claude/projects/-p/s-1.jsonl', text: `${transcriptLine}\n` },
     { workspace: 'default', path: 'rollout-x.jsonl', text: '', historyBefore: '1' },
   ]);
+  seeds.bodies.set('POST /api/mutes', [
+    { project: '/srv/app/alpha-svc', detector: 'tool_takeover', note: 'n' },
+    { model: 'gpt-4o', until: '2999-01-01T00:00:00+02:00' },
+  ]);
+  seeds.bodies.set('POST /api/findings/{id}/acknowledge', [{ note: 'known' }, { note: ' x ' }]);
   seeds.bodies.set('POST /api/import/evaluate', [
     { conversations: ['conv-0'] },
     { workspace: 'default', conversations: [] },
@@ -518,7 +532,13 @@ describe('cursors', () => {
       lists()
         .map((r) => r.path)
         .sort(),
-    ).toEqual(['/api/channels', '/api/conversations', '/api/deliveries', '/api/findings']);
+    ).toEqual([
+      '/api/channels',
+      '/api/conversations',
+      '/api/deliveries',
+      '/api/findings',
+      '/api/mutes',
+    ]);
   });
 
   it('a cursor a list did not return is the same 400 on every list', async () => {

@@ -96,7 +96,7 @@ describe('PUT /api/alerts/context-rot', () => {
 describe('PATCH /api/channels/:id', () => {
   const configs = {
     webhook: { url: 'http://127.0.0.1:9/hook', headers: { 'X-Team': 'ops' } },
-    slack: { webhookUrl: 'http://127.0.0.1:9/services/T/B/x' },
+    slack: { webhookUrl: 'https://hooks.slack.com/services/T/B/x' },
     email: {
       host: '127.0.0.1',
       port: 2525,

@@ -346,9 +346,9 @@ describe('migration 0070 on a store that counted an imported session twice', () 
         loadMigrations().filter((m) => m.version < 70),
       );
       const base = { conversationId: 'session', streamKey: 'session|main', requestId: 'req_1' };
-      // a call's row as this schema has it: before migration 0110's input_messages
+      // a call's row as this schema has it: before migration 0110's input_messages (and 0150's cost_usd)
       const rowBefore0110 = (c: LlmCall) => {
-        const { input_messages: _, ...row } = llmCallRow(c);
+        const { input_messages: _, cost_usd: _cost, ...row } = llmCallRow(c);
         return row;
       };
       await store.db

@@ -13,6 +13,7 @@ import FindingsPage from './pages/Findings.tsx';
 import Login from './pages/Login.tsx';
 import RunPage from './pages/Run.tsx';
 import TokensPage from './pages/Tokens.tsx';
+import TrendsPage from './pages/Trends.tsx';
 import { href, useRoute, type Route } from './router.ts';
 import { useSession } from './session.tsx';
 
@@ -30,6 +31,7 @@ const PAGES: Page[] = [
   { section: 'findings', title: 'Findings', component: FindingsPage },
   { section: 'conversations', title: 'Conversations', component: ConversationsPage },
   { section: 'runs', title: 'Run', component: RunPage, hidden: true },
+  { section: 'trends', title: 'Trends', component: TrendsPage },
   { section: 'coverage', title: 'Coverage', component: CoveragePage },
   { section: 'alert', title: 'Context rot alert', component: AlertPage, admin: true },
   { section: 'channels', title: 'Channels', component: ChannelsPage, admin: true },

@@ -211,14 +211,18 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /** @description Conversations, most recently active first, a page at a time. With `Accept: text/csv` or `?format=csv` the answer is CSV instead: a header row (the fields below, `id` first; lists joined by `; `, objects as JSON), one row per conversation of every page, `q` applied, streamed. */
     get: {
       parameters: {
         query?: {
+          /** @description Page size (1..500, default 50); for CSV, how many rows are read at a time (default 500; every page is sent). */
           limit?: number;
           /** @description The `next` of the previous page. */
           cursor?: string;
           /** @description Only conversations whose id, a run or trace id of theirs, or their project (folder or repository) contains this. */
           q?: string;
+          /** @description csv: every matching conversation (all pages) as CSV, as `Accept: text/csv` asks; json (default). */
+          format?: 'json' | 'csv';
         };
         header?: never;
         path?: never;
@@ -265,6 +269,67 @@ export interface paths {
                     keptOutTokens: number;
                   }[];
                 } | null;
+                /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
+                costUsd: number | null;
+                streams: number;
+                findings: number;
+                /** @description The main thread first, then each sub-agent. */
+                streamList: {
+                  key: string;
+                  /** @enum {string} */
+                  kind: 'main' | 'sub-agent';
+                  agentId: string | null;
+                  calls: number;
+                  /** @description Calls beside the main loop (compaction, titles, ...). */
+                  sideCalls: number;
+                }[];
+                sideCalls: number;
+                runCount: number;
+                /** @description The first 50 runs by start. */
+                runs: {
+                  id: string;
+                  calls: number;
+                  firstCallAt: string | null;
+                }[];
+              }[];
+              /** @description Pass as `?cursor=` for the next page; null at the end. */
+              next: string | null;
+            };
+            'text/csv': {
+              items: {
+                id: string;
+                calls: number;
+                firstCallAt: string | null;
+                lastCallAt: string | null;
+                maxContextTokens: number | null;
+                /** @description The fullest call's usage as a share of its window; null when no call knows both. */
+                fullestShare: number | null;
+                models: string[];
+                /** @description Models of its calls with token counts and no window (no source knows it, no window override covers it): context_too_full does not judge those calls; the console says "window unknown". */
+                windowUnknown: string[];
+                /** @description The coding agent that ran it, with its version when sent ("Claude Code 2.1.332"); null for a library or SDK. */
+                agent: string | null;
+                /** @description Where it runs: the working directory or repository its producer last reported; null when none did. */
+                project: string | null;
+                /** @description The producer conventions of its calls. */
+                producers: string[];
+                /** @description What Claude Code's tool-result guard did in this conversation; null when nothing. */
+                guard: {
+                  /** @description Whole-file Reads the guard narrowed to a range. */
+                  narrowed: number;
+                  /** @description Results over their budget the model was told about. */
+                  warned: number;
+                  /** @description Tokens the narrowed reads kept out of the context (bytes / 4). */
+                  keptOutTokens: number;
+                  tools: {
+                    tool: string;
+                    narrowed: number;
+                    warned: number;
+                    keptOutTokens: number;
+                  }[];
+                } | null;
+                /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
+                costUsd: number | null;
                 streams: number;
                 findings: number;
                 /** @description The main thread first, then each sub-agent. */
@@ -298,6 +363,17 @@ export interface paths {
           };
           content: {
             'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+            'text/csv': {
               /** @description A stable code: bad_request, not_found, forbidden, ... */
               error: string;
               message: string;
@@ -365,6 +441,8 @@ export interface paths {
                   keptOutTokens: number;
                 }[];
               } | null;
+              /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
+              costUsd: number | null;
               /** @description Where it runs (working directory or repository); null when unknown. */
               project: string | null;
               /** @description Where the evaluation of this conversation stands: poll until pending is false to read settled findings. */
@@ -517,11 +595,16 @@ export interface paths {
                   lastSeen: string;
                   /** @description What to do so the sender gets through */
                   hint: string;
+                  /** @description The workspace accepted new data after this refusal was last seen (`acceptedAt`): its cause is likely fixed */
+                  settled: boolean;
                 }[];
+                /** @description When the workspace last accepted new data (null: never). A refusal last seen before it is `settled`: the Coverage page shows it calm, with its age, instead of as an alarm; a newer refusal makes it an alarm again */
+                acceptedAt: string | null;
                 /** @description Refusals of no workspace (no token, an unknown one), counted only: listed for admin tokens; null when listed or none */
                 withoutWorkspace: {
                   count: number;
                   lastSeen: string | null;
+                  settled: boolean;
                 } | null;
               };
               calls: number;
@@ -649,6 +732,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /** @description Findings newest first, a page at a time. With `Accept: text/csv` or `?format=csv` the answer is CSV instead: a header row (the Finding fields, `id` first; `details` as JSON), one row per finding of every page, the filters applied, streamed. */
     get: {
       parameters: {
         query?: {
@@ -658,13 +742,20 @@ export interface paths {
           runId?: string;
           /** @description The model the finding names, exactly. */
           model?: string;
+          /** @description Its conversation's project exactly as stored: the working directory or repository URL (`/srv/app/alpha-svc`). */
+          project?: string;
+          /** @description true: only acknowledged findings; false: only those nobody acknowledged yet. */
+          acknowledged?: 'true' | 'false';
           /** @description Created at or after. */
           since?: string;
           /** @description Created before. */
           until?: string;
+          /** @description Page size (1..200, default 50); for CSV, how many rows are read at a time (default 200; every page is sent). */
           limit?: number;
           /** @description The `next` of the previous page. */
           cursor?: string;
+          /** @description csv: every matching finding (all pages) as CSV, as `Accept: text/csv` asks; json (default). */
+          format?: 'json' | 'csv';
         };
         header?: never;
         path?: never;
@@ -707,6 +798,51 @@ export interface paths {
                 };
                 /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
                 late: boolean;
+                /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+                project: string | null;
+                /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+                acknowledgedAt: string | null;
+                /** @description The note written when it was acknowledged; null until. */
+                acknowledgedNote: string | null;
+              }[];
+              /** @description Pass as `?cursor=` for the next page; null at the end. */
+              next: string | null;
+            };
+            'text/csv': {
+              items: {
+                id: string;
+                /** @enum {string} */
+                detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+                /** @enum {string} */
+                severity: 'info' | 'warning' | 'critical';
+                kind: string | null;
+                workspace: string;
+                conversationId: string;
+                streamKey: string;
+                runId: string;
+                /** @description Unique per detector within the workspace. */
+                anchor: string;
+                traceId: string;
+                spanId: string;
+                model: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                updatedAt: string;
+                /** @description One human-readable line, counts and names only. */
+                summary: string;
+                /** @description The numbers the detector reports. */
+                details: {
+                  [key: string]: unknown;
+                };
+                /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
+                late: boolean;
+                /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+                project: string | null;
+                /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+                acknowledgedAt: string | null;
+                /** @description The note written when it was acknowledged; null until. */
+                acknowledgedNote: string | null;
               }[];
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
@@ -720,6 +856,17 @@ export interface paths {
           };
           content: {
             'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+            'text/csv': {
               /** @description A stable code: bad_request, not_found, forbidden, ... */
               error: string;
               message: string;
@@ -794,6 +941,12 @@ export interface paths {
               };
               /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
               late: boolean;
+              /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+              project: string | null;
+              /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+              acknowledgedAt: string | null;
+              /** @description The note written when it was acknowledged; null until. */
+              acknowledgedNote: string | null;
             };
           };
         };
@@ -821,6 +974,198 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/findings/{id}/acknowledge': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** @description Acknowledges a finding with a note: it lists as acknowledged (`?acknowledged=true`) and the console marks it. Acknowledging again replaces the note and the time. */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description What was done or decided (1..2000 characters). */
+            note: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              /** @enum {string} */
+              detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+              /** @enum {string} */
+              severity: 'info' | 'warning' | 'critical';
+              kind: string | null;
+              workspace: string;
+              conversationId: string;
+              streamKey: string;
+              runId: string;
+              /** @description Unique per detector within the workspace. */
+              anchor: string;
+              traceId: string;
+              spanId: string;
+              model: string | null;
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+              /** @description One human-readable line, counts and names only. */
+              summary: string;
+              /** @description The numbers the detector reports. */
+              details: {
+                [key: string]: unknown;
+              };
+              /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
+              late: boolean;
+              /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+              project: string | null;
+              /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+              acknowledgedAt: string | null;
+              /** @description The note written when it was acknowledged; null until. */
+              acknowledgedNote: string | null;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    /** @description Takes an acknowledgement back: the finding lists as not acknowledged again. */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              /** @enum {string} */
+              detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+              /** @enum {string} */
+              severity: 'info' | 'warning' | 'critical';
+              kind: string | null;
+              workspace: string;
+              conversationId: string;
+              streamKey: string;
+              runId: string;
+              /** @description Unique per detector within the workspace. */
+              anchor: string;
+              traceId: string;
+              spanId: string;
+              model: string | null;
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+              /** @description One human-readable line, counts and names only. */
+              summary: string;
+              /** @description The numbers the detector reports. */
+              details: {
+                [key: string]: unknown;
+              };
+              /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
+              late: boolean;
+              /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+              project: string | null;
+              /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+              acknowledgedAt: string | null;
+              /** @description The note written when it was acknowledged; null until. */
+              acknowledgedNote: string | null;
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -1675,7 +2020,7 @@ export interface paths {
                 /** @enum {string} */
                 type: 'webhook' | 'slack' | 'email';
                 name: string;
-                /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+                /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
                 config: {
                   [key: string]: unknown;
                 };
@@ -1724,8 +2069,11 @@ export interface paths {
             /** @enum {string} */
             type: 'webhook' | 'slack' | 'email';
             name: string;
-            /** @description webhook: { url, secret? (whsec_...), headers? }; slack: { webhookUrl }; email: { host, port, secure, user?, password?, from, to: [] }. Validated per type. */
+            /** @description webhook: { url, secret? (whsec_...), headers?, allowPrivateAddress? }; slack: { webhookUrl } (a Slack incoming webhook, https://hooks.slack.com/...); email: { host, port, secure, user?, password?, from, to: [], allowPrivateAddress? }. Validated per type. Destinations at private, loopback, link-local or reserved addresses (and names resolving to them) are refused with a 400 unless allowPrivateAddress is true (this channel only; an admin token, no restart) or the server runs with ROTSCOPE_ALLOW_PRIVATE_ADDRESSES=true (every channel). */
             config: {
+              /** @description Webhook and email channels: true lets this channel (only) reach a private, loopback, link-local or reserved address, such as a receiver or SMTP relay on this machine or network. Default false: such destinations are refused with a 400 that says how to allow them. Needs an admin token; no restart. ROTSCOPE_ALLOW_PRIVATE_ADDRESSES=true allows them for every channel. */
+              allowPrivateAddress?: boolean;
+            } & {
               [key: string]: unknown;
             };
           };
@@ -1743,7 +2091,7 @@ export interface paths {
               /** @enum {string} */
               type: 'webhook' | 'slack' | 'email';
               name: string;
-              /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
               config: {
                 [key: string]: unknown;
               };
@@ -1812,7 +2160,7 @@ export interface paths {
               /** @enum {string} */
               type: 'webhook' | 'slack' | 'email';
               name: string;
-              /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
               config: {
                 [key: string]: unknown;
               };
@@ -1904,6 +2252,8 @@ export interface paths {
             name?: string;
             /** @description Keys to change (same as POST); null removes an optional key; absent keys, secrets included, are kept; the public keys GET returns (headerNames, webhookHost) are ignored. */
             config?: {
+              allowPrivateAddress?: boolean | null;
+            } & {
               [key: string]: unknown;
             };
             /** @description Read-only: ignored. */
@@ -1932,7 +2282,7 @@ export interface paths {
               /** @enum {string} */
               type: 'webhook' | 'slack' | 'email';
               name: string;
-              /** @description Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }. */
+              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
               config: {
                 [key: string]: unknown;
               };
@@ -2109,8 +2459,13 @@ export interface paths {
                 channelId: string;
                 /** @enum {string} */
                 event: 'created' | 'escalated' | 'window.unknown';
-                /** @enum {string} */
-                status: 'pending' | 'delivered' | 'failed' | 'dead';
+                /**
+                 * @description muted: a mute matched the finding when it was queued; never sent
+                 * @enum {string}
+                 */
+                status: 'pending' | 'delivered' | 'failed' | 'dead' | 'muted';
+                /** @description The mute that held it back (status muted); null otherwise or once deleted */
+                muteId: string | null;
                 attemptCount: number;
                 nextAttemptAt: string | null;
                 lastError: string | null;
@@ -2603,6 +2958,460 @@ export interface paths {
         };
       };
     };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/mutes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The mutes, newest first, those whose `until` has passed included. */
+    get: {
+      parameters: {
+        query?: {
+          limit?: number;
+          /** @description The `next` of the previous page. */
+          cursor?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              items: {
+                id: string;
+                /** @description The detector it matches; null: any. */
+                detector:
+                  ('context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off') | null;
+                /** @description The conversation's project it matches, exactly as stored; null: any. */
+                project: string | null;
+                /** @description The finding's model it matches, exactly; null: any. */
+                model: string | null;
+                /** @description When it stops holding; null: until deleted. */
+                until: string | null;
+                note: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description False once `until` has passed: it matches nothing any more. */
+                active: boolean;
+              }[];
+              /** @description Pass as `?cursor=` for the next page; null at the end. */
+              next: string | null;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /** @description Mutes the new findings that match every field given (at least one of detector, project, model): they are stored and listed, and their deliveries are written with status `muted` instead of being sent. */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            detector?: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+            /** @description The working directory or repository URL, exactly as the findings show it. */
+            project?: string;
+            model?: string;
+            /**
+             * Format: date-time
+             * @description When it stops holding (a time in the future); absent: until deleted.
+             */
+            until?: string;
+            /** @description Why it is muted. */
+            note?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              /** @description The detector it matches; null: any. */
+              detector:
+                ('context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off') | null;
+              /** @description The conversation's project it matches, exactly as stored; null: any. */
+              project: string | null;
+              /** @description The finding's model it matches, exactly; null: any. */
+              model: string | null;
+              /** @description When it stops holding; null: until deleted. */
+              until: string | null;
+              note: string | null;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description False once `until` has passed: it matches nothing any more. */
+              active: boolean;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/mutes/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** @description Deletes a mute: findings made from now on are sent again (those it held back stay `muted`). */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted. */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': unknown;
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/trends': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description Conversations over time, split by a key: per bucket (UTC day or ISO week of each conversation's first call, which carries all its calls, cost and findings), findings per detector, calls, reported cost and tokens over the usage threshold. Buckets without conversations are left out. The same figures are in reporting_v1.conversation_trends and trends_daily. */
+    get: {
+      parameters: {
+        query?: {
+          /** @description What to split by; default model. */
+          by?: 'model' | 'agent' | 'agentVersion' | 'project';
+          /** @description day or week; default day. */
+          bucket?: 'day' | 'week';
+          /** @description How far back, counting today (UTC): a whole number of days, 1..366; default 30. */
+          days?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * Format: date-time
+               * @description The start of the range: midnight UTC, days - 1 days ago.
+               */
+              from: string;
+              /**
+               * Format: date-time
+               * @description When the answer was made (the end of the range).
+               */
+              to: string;
+              /** @description The workspace usage threshold tokensOverThreshold was counted at. */
+              usageThreshold: number;
+              /** @description By bucket, then key (null last). */
+              items: {
+                /** @description The first day of the bucket, YYYY-MM-DD (UTC); a Monday for weeks. */
+                bucket: string;
+                /** @description The value of `by` for these conversations: the model of the first main call; the coding agent (Claude Code, ...); the agent with its version; the project. null when they do not say (no project reported; a library or SDK, not a coding agent). */
+                key: string | null;
+                /** @description Conversations whose first call falls in the bucket. */
+                conversations: number;
+                /** @description All the calls of those conversations. */
+                calls: number;
+                /** @description Findings of those conversations, per detector. */
+                findings: {
+                  context_too_full: number;
+                  tool_takeover: number;
+                  history_lost: number;
+                  output_cut_off: number;
+                };
+                /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
+                costUsd: number | null;
+                /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
+                tokensOverThreshold: number;
+              }[];
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/trends/before-after': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description Did the change help: the conversations begun in the `days` days before a moment against those begun in the `days` days from it, each side with its counts and findings per 100 conversations. A side with fewer than 20 conversations is too few to tell, and the verdict says so. */
+    get: {
+      parameters: {
+        query: {
+          /** @description The moment: a date (YYYY-MM-DD, midnight UTC), a date-time with an offset, or `guard` for the first guard decision stored. */
+          at: string | 'guard';
+          /** @description The length of each side: a whole number of days, 1..366; default 14. */
+          days?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** Format: date-time */
+              at: string;
+              /** @enum {string} */
+              atSource: 'date' | 'guard';
+              days: number;
+              minConversations: number;
+              usageThreshold: number;
+              before: {
+                /** Format: date-time */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description The side holds conversations whose first call is in [from, to).
+                 */
+                to: string;
+                conversations: number;
+                calls: number;
+                findings: {
+                  context_too_full: number;
+                  tool_takeover: number;
+                  history_lost: number;
+                  output_cut_off: number;
+                };
+                /** @description Findings per 100 conversations, per detector; null without conversations. */
+                per100: {
+                  context_too_full: number | null;
+                  tool_takeover: number | null;
+                  history_lost: number | null;
+                  output_cut_off: number | null;
+                };
+                /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
+                costUsd: number | null;
+                /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
+                tokensOverThreshold: number;
+                /** @description At least 20 conversations: enough to compare the rates. */
+                enough: boolean;
+              };
+              after: {
+                /** Format: date-time */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description The side holds conversations whose first call is in [from, to).
+                 */
+                to: string;
+                conversations: number;
+                calls: number;
+                findings: {
+                  context_too_full: number;
+                  tool_takeover: number;
+                  history_lost: number;
+                  output_cut_off: number;
+                };
+                /** @description Findings per 100 conversations, per detector; null without conversations. */
+                per100: {
+                  context_too_full: number | null;
+                  tool_takeover: number | null;
+                  history_lost: number | null;
+                  output_cut_off: number | null;
+                };
+                /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
+                costUsd: number | null;
+                /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
+                tokensOverThreshold: number;
+                /** @description At least 20 conversations: enough to compare the rates. */
+                enough: boolean;
+              };
+              /** @description Whether there are enough conversations to tell, plainly. */
+              verdict: string;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description A stable code: bad_request, not_found, forbidden, ... */
+              error: string;
+              message: string;
+              /** @description A 400 for input: every problem, each with the field it is about. */
+              problems?: {
+                /** @description The request part (body, querystring, params) and the keys down to the field. */
+                path: (string | number)[];
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;

@@ -5,6 +5,7 @@
  * signing secret is returned once, by the POST that creates the channel; nothing else ever
  * returns them. A channel of another workspace is a 404.
  */
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import {
   CHANNEL_TYPES,
@@ -41,7 +42,7 @@ export const channelSchema = z.object({
   config: z
     .record(z.string(), z.unknown())
     .describe(
-      'Public configuration. webhook: { url, headerNames }; slack: { webhookHost }; email: { host, port, secure, user?, from, to }.',
+      'Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }.',
     ),
   createdAt: isoTime,
   updatedAt: isoTime,
@@ -51,13 +52,20 @@ const idParams = z.strictObject({ id: bigintId });
 
 const channelName = z.string().min(1).max(200);
 
+/** The per-channel switch for private destinations, documented as a field of `config`. */
+const allowPrivateAddress = z
+  .boolean()
+  .describe(
+    'Webhook and email channels: true lets this channel (only) reach a private, loopback, link-local or reserved address, such as a receiver or SMTP relay on this machine or network. Default false: such destinations are refused with a 400 that says how to allow them. Needs an admin token; no restart. ROTSCOPE_ALLOW_PRIVATE_ADDRESSES=true allows them for every channel.',
+  );
+
 const createBody = z.strictObject({
   type: z.enum(CHANNEL_TYPES),
   name: channelName,
   config: z
-    .record(z.string(), z.unknown())
+    .looseObject({ allowPrivateAddress: allowPrivateAddress.optional() })
     .describe(
-      'webhook: { url, secret? (whsec_...), headers? }; slack: { webhookUrl }; email: { host, port, secure, user?, password?, from, to: [] }. Validated per type.',
+      'webhook: { url, secret? (whsec_...), headers?, allowPrivateAddress? }; slack: { webhookUrl } (a Slack incoming webhook, https://hooks.slack.com/...); email: { host, port, secure, user?, password?, from, to: [], allowPrivateAddress? }. Validated per type. Destinations at private, loopback, link-local or reserved addresses (and names resolving to them) are refused with a 400 unless allowPrivateAddress is true (this channel only; an admin token, no restart) or the server runs with ROTSCOPE_ALLOW_PRIVATE_ADDRESSES=true (every channel).',
     ),
 });
 
@@ -69,7 +77,7 @@ const patchBody = z
   .strictObject({
     name: channelName.optional(),
     config: z
-      .record(z.string(), z.unknown())
+      .looseObject({ allowPrivateAddress: allowPrivateAddress.nullable().optional() })
       .optional()
       .describe(
         'Keys to change (same as POST); null removes an optional key; absent keys, secrets included, are kept; the public keys GET returns (headerNames, webhookHost) are ignored.',
@@ -107,11 +115,24 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   /** The keys channel secrets are sealed with (ROTSCOPE_SECRET_KEY or the data directory's key file). */
   const keys = () => channelKeys(deps.config);
   const notFound = (id: string) => ({ error: 'not_found', message: `no channel "${id}"` });
-  // A destination every send would refuse (private, loopback, metadata) is refused up front.
+  // A destination every send would refuse (private, loopback, metadata) is refused up front,
+  // unless the server (ROTSCOPE_ALLOW_PRIVATE_ADDRESSES) or the channel (allowPrivateAddress) allows it.
   const refusedDestination = (config: Record<string, unknown>) =>
     checkDestinations(config, {
       allowPrivate: deps.config.allowPrivateAddresses,
       ...(deps.resolveHost ? { resolve: deps.resolveHost } : {}),
+    });
+  /** A 400 whose message is written for the person who filled the form; `problems` has the field. */
+  const badConfig = (
+    reply: FastifyReply,
+    refused: { message: string; path?: Array<string | number> | undefined },
+  ) =>
+    reply.code(400).send({
+      error: 'bad_request',
+      message: refused.message,
+      ...(refused.path
+        ? { problems: [{ path: ['body', 'config', ...refused.path], message: refused.message }] }
+        : {}),
     });
 
   // What `rotscope secrets status` prints, for the CLI beside a server holding the embedded
@@ -189,9 +210,9 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     async (request, reply) => {
       const { type, name, config } = request.body;
       const parsed = parseNewChannelConfig(type, config);
-      if (!parsed.ok) return reply.code(400).send({ error: 'bad_request', message: parsed.error });
-      const refused = await refusedDestination(config);
-      if (refused) return reply.code(400).send({ error: 'bad_request', message: refused });
+      if (!parsed.ok) return badConfig(reply, { message: parsed.error, path: parsed.path });
+      const refused = await refusedDestination({ ...parsed.value.settings });
+      if (refused) return badConfig(reply, refused);
       const channel = await createChannel(db, keys(), request.workspaceId, {
         type,
         name,
@@ -219,8 +240,26 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     },
     async (request, reply) => {
       const { id } = request.params;
-      const refused = request.body.config && (await refusedDestination(request.body.config));
-      if (refused) return reply.code(400).send({ error: 'bad_request', message: refused });
+      if (request.body.config !== undefined) {
+        // The destination check runs on the configuration as it would be after the change (a
+        // new URL on a channel allowed private addresses, or that permission taken away from a
+        // channel with a private URL), outside the transaction: a lookup may take 2 s.
+        const current = await getChannelWithSecrets(db, keys(), request.workspaceId, id).catch(
+          (error: unknown) => {
+            // Sealed with a key this server lacks: the change alone is checked, as before.
+            if (error instanceof UnknownSecretKeyError) return undefined;
+            throw error;
+          },
+        );
+        const settings = current && fromStored(current.type, current);
+        const patched = settings?.ok
+          ? patchChannelConfig(settings.value, request.body.config)
+          : { ok: false as const };
+        const refused = await refusedDestination(
+          patched.ok ? { ...patched.value } : request.body.config,
+        );
+        if (refused) return badConfig(reply, refused);
+      }
       const updated = await db.transaction().execute(async (trx) => {
         const current = await getChannelWithSecrets(trx, keys(), request.workspaceId, id);
         if (!current) return { status: 404 as const };
@@ -235,7 +274,8 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           const patched = settings.ok
             ? patchChannelConfig(settings.value, request.body.config)
             : parseNewChannelConfig(current.type, request.body.config);
-          if (!patched.ok) return { status: 400 as const, message: patched.error };
+          if (!patched.ok)
+            return { status: 400 as const, message: patched.error, path: patched.path };
           stored = toStored('settings' in patched.value ? patched.value.settings : patched.value);
         }
         const channel = await updateChannel(trx, keys(), request.workspaceId, id, {
@@ -246,7 +286,10 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       });
       if (updated.status === 404) return reply.code(404).send(notFound(id));
       if (updated.status === 400)
-        return reply.code(400).send({ error: 'bad_request', message: updated.message });
+        return badConfig(reply, {
+          message: updated.message,
+          path: 'path' in updated ? updated.path : undefined,
+        });
       return publicView(updated.channel);
     },
   );
@@ -289,7 +332,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       });
       const settings = channel && fromStored(channel.type, channel);
       const refused = settings?.ok && (await refusedDestination({ ...settings.value }));
-      if (refused) return reply.code(400).send({ error: 'bad_request', message: refused });
+      if (refused) return badConfig(reply, refused);
       const sent = await sendTest(db, request.workspaceId, request.params.id, deps.config);
       if (!sent.found) return reply.code(404).send(notFound(request.params.id));
       const { result } = sent;

@@ -7,11 +7,23 @@ import { evaluationStatus, projectsOf } from '../../store/conversations.ts';
 import { nsToIso } from '../../model/telemetry.ts';
 import { z } from 'zod';
 import { DETECTOR_IDS } from '../../model/findings.ts';
-import { getConversation, getRun, listConversations } from '../../store/browse.ts';
+import {
+  conversationCost,
+  getConversation,
+  getRun,
+  listConversations,
+  type ConversationKey,
+} from '../../store/browse.ts';
 import { getCoverage, type Coverage } from '../../reading/coverage.ts';
 import { overrideWindow } from '../../ingest/windows.ts';
 import { getAlertSettings } from '../../store/alerts.ts';
-import { NO_WORKSPACE, recentRefusals, refusalsWithoutWorkspace } from '../../store/refusals.ts';
+import {
+  lastAcceptedIngest,
+  NO_WORKSPACE,
+  recentRefusals,
+  refusalsWithoutWorkspace,
+} from '../../store/refusals.ts';
+import { allPages, csvColumns, csvReadSize, FORMAT_VALUES, sendCsv, wantsCsv } from '../csv.ts';
 import { readCursor, toPage } from '../cursor.ts';
 import { reasonText, refusalHint } from '../refusals.ts';
 import { cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
@@ -38,6 +50,13 @@ const guardSummarySchema = z
   })
   .nullable()
   .describe("What Claude Code's tool-result guard did in this conversation; null when nothing.");
+
+const costUsdSchema = z
+  .number()
+  .nullable()
+  .describe(
+    "What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself.",
+  );
 
 const conversationSummary = z.object({
   id: z.string(),
@@ -69,6 +88,7 @@ const conversationSummary = z.object({
     ),
   producers: z.array(z.string()).describe('The producer conventions of its calls.'),
   guard: guardSummarySchema,
+  costUsd: costUsdSchema,
   streams: z.number(),
   findings: z.number(),
   streamList: z
@@ -207,6 +227,11 @@ const refusal = z.object({
   firstSeen: isoTime,
   lastSeen: isoTime,
   hint: z.string().describe('What to do so the sender gets through'),
+  settled: z
+    .boolean()
+    .describe(
+      'The workspace accepted new data after this refusal was last seen (`acceptedAt`): its cause is likely fixed',
+    ),
 });
 
 const refusals = z
@@ -217,8 +242,13 @@ const refusals = z
       .describe(
         "Refused requests since `since`, last seen first: the workspace's, and (for an admin token) those of no workspace",
       ),
+    acceptedAt: isoTime
+      .nullable()
+      .describe(
+        'When the workspace last accepted new data (null: never). A refusal last seen before it is `settled`: the Coverage page shows it calm, with its age, instead of as an alarm; a newer refusal makes it an alarm again',
+      ),
     withoutWorkspace: z
-      .object({ count: z.number(), lastSeen: isoTime.nullable() })
+      .object({ count: z.number(), lastSeen: isoTime.nullable(), settled: z.boolean() })
       .nullable()
       .describe(
         'Refusals of no workspace (no token, an unknown one), counted only: listed for admin tokens; null when listed or none',
@@ -281,6 +311,9 @@ const coverageSchema = z.object({
   ),
 });
 
+/** Largest page of `GET /api/conversations`. */
+const MAX_CONVERSATIONS_PAGE = 500;
+
 /** How far back the Coverage page lists refused requests. */
 const REFUSALS_DAYS = 7;
 
@@ -293,12 +326,18 @@ const REFUSALS_DAYS = 7;
 async function refusalsOf(deps: ApiDeps, workspaceId: string, admin: boolean) {
   const db = deps.store.db;
   const since = new Date(Date.now() - REFUSALS_DAYS * 24 * 60 * 60 * 1000);
-  const [rows, without] = await Promise.all([
+  const [rows, without, accepted] = await Promise.all([
     recentRefusals(db, { workspaceId, since, withoutWorkspace: admin }),
     admin ? undefined : refusalsWithoutWorkspace(db, since),
+    lastAcceptedIngest(db, workspaceId),
   ]);
+  // Data accepted after a refusal: the sender (or one like it) got through since, so the refusal
+  // is history, not a lockout going on. A newer refusal is not settled, and alarms again.
+  const settled = (lastSeen: Date | null) =>
+    accepted !== null && lastSeen !== null && lastSeen < accepted;
   return {
     since: since.toISOString(),
+    acceptedAt: accepted?.toISOString() ?? null,
     items: rows.map((row) => ({
       workspace: row.workspaceId === NO_WORKSPACE ? null : row.workspaceId,
       status: row.status,
@@ -310,10 +349,15 @@ async function refusalsOf(deps: ApiDeps, workspaceId: string, admin: boolean) {
       firstSeen: row.firstSeen.toISOString(),
       lastSeen: row.lastSeen.toISOString(),
       hint: refusalHint(row, workspaceId),
+      settled: settled(row.lastSeen),
     })),
     withoutWorkspace:
       without && without.count > 0
-        ? { count: without.count, lastSeen: without.lastSeen?.toISOString() ?? null }
+        ? {
+            count: without.count,
+            lastSeen: without.lastSeen?.toISOString() ?? null,
+            settled: settled(without.lastSeen),
+          }
         : null,
   };
 }
@@ -335,8 +379,12 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
     {
       config: { scope: 'read' },
       schema: {
+        description:
+          'Conversations, most recently active first, a page at a time. With `Accept: text/csv` or `?format=csv` the answer is CSV instead: a header row (the fields below, `id` first; lists joined by `; `, objects as JSON), one row per conversation of every page, `q` applied, streamed.',
         querystring: z.strictObject({
-          limit: limitQuery(500),
+          limit: limitQuery(MAX_CONVERSATIONS_PAGE).describe(
+            'Page size (1..500, default 50); for CSV, how many rows are read at a time (default 500; every page is sent).',
+          ),
           cursor: cursorQuery,
           q: z
             .string()
@@ -346,23 +394,39 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
             .describe(
               'Only conversations whose id, a run or trace id of theirs, or their project (folder or repository) contains this.',
             ),
+          format: z
+            .enum(FORMAT_VALUES)
+            .optional()
+            .describe(
+              'csv: every matching conversation (all pages) as CSV, as `Accept: text/csv` asks; json (default).',
+            ),
         }),
+        produces: ['application/json', 'text/csv'],
         response: { 200: pageOf(conversationSummary), 400: errorSchema },
       },
     },
-    async (request) => {
-      const page = await listConversations(db, request.workspaceId, {
-        limit: request.query.limit,
-        after: readCursor(request.query.cursor, ['bigint', 'text']),
-        search: request.query.q,
-      });
+    async (request, reply) => {
+      const after = readCursor(request.query.cursor, ['bigint', 'text']);
       // a model an override covers now is judged (the evaluator applies overrides as it reads)
       const { windowOverrides } = await getAlertSettings(db, request.workspaceId);
       const unknown = (model: string) => overrideWindow(model, windowOverrides) === null;
-      return toPage({
-        ...page,
-        items: page.items.map((c) => ({ ...c, windowUnknown: c.windowUnknown.filter(unknown) })),
-      });
+      const page = async (limit: number, at: ConversationKey | undefined) => {
+        const found = await listConversations(db, request.workspaceId, {
+          limit,
+          after: at,
+          search: request.query.q,
+        });
+        return {
+          ...found,
+          items: found.items.map((c) => ({ ...c, windowUnknown: c.windowUnknown.filter(unknown) })),
+        };
+      };
+      if (wantsCsv(request.query.format, request.headers.accept)) {
+        const size = csvReadSize(request.url, request.query.limit, MAX_CONVERSATIONS_PAGE);
+        const pages = allPages(after, (at) => page(size, at));
+        return sendCsv(request, reply, 'conversations', csvColumns(conversationSummary), pages);
+      }
+      return toPage(await page(request.query.limit, after));
     },
   );
 
@@ -375,6 +439,7 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
         response: {
           200: callsAndCompactions.extend({
             guard: guardSummarySchema,
+            costUsd: costUsdSchema,
             project: z
               .string()
               .nullable()
@@ -394,10 +459,12 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
       const guard = await guardSummary(db, request.workspaceId, request.params.id);
       const projects = await projectsOf(db, request.workspaceId, [request.params.id]);
       const status = await evaluationStatus(db, request.workspaceId, request.params.id);
+      const costUsd = await conversationCost(db, request.workspaceId, request.params.id);
       return {
         id: request.params.id,
         ...found,
         guard,
+        costUsd,
         project: projects.get(request.params.id) ?? null,
         evaluation: {
           pending: status?.pending ?? true,

@@ -33,7 +33,13 @@ export const deliverySchema = z.object({
     ),
   channelId: z.string(),
   event: oneOf(['created', 'escalated', 'window.unknown']),
-  status: z.enum(['pending', 'delivered', 'failed', 'dead']),
+  status: z
+    .enum(['pending', 'delivered', 'failed', 'dead', 'muted'])
+    .describe('muted: a mute matched the finding when it was queued; never sent'),
+  muteId: z
+    .string()
+    .nullable()
+    .describe('The mute that held it back (status muted); null otherwise or once deleted'),
   attemptCount: z.int(),
   nextAttemptAt: isoTime.nullable(),
   lastError: z.string().nullable(),

@@ -33,6 +33,7 @@ import { errorSchema } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
 import { ownWorkspace } from './tokens.ts';
+import { plural } from '../../model/plural.ts';
 
 const workspace = z
   .string()
@@ -121,7 +122,7 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       return refuse(
         reply,
         429,
-        `${imports.max} import${imports.max === 1 ? '' : 's'} in progress already (ROTSCOPE_MAX_INFLIGHT_IMPORTS): retry after ${config.retryAfterSeconds} s`,
+        `${plural(imports.max, 'import')} in progress already (ROTSCOPE_MAX_INFLIGHT_IMPORTS): retry after ${config.retryAfterSeconds} s`,
       );
     const bytes = declared * IMPORT_MEMORY_FACTOR;
     const reservation = budget.open(owner, bytes, reply.raw);

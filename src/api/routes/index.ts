@@ -10,8 +10,10 @@ import { conversationsRoutes } from './conversations.ts';
 import { deliveriesRoutes } from './deliveries.ts';
 import { findingsRoutes } from './findings.ts';
 import { importRoutes } from './import.ts';
+import { mutesRoutes } from './mutes.ts';
 import { stripRoutes } from './strip.ts';
 import { tokensRoutes } from './tokens.ts';
+import { trendsRoutes } from './trends.ts';
 
 export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   conversationsRoutes,
@@ -22,4 +24,6 @@ export const apiRoutes: Array<FastifyPluginAsync<ApiDeps>> = [
   deliveriesRoutes,
   tokensRoutes,
   importRoutes,
+  mutesRoutes,
+  trendsRoutes,
 ];

@@ -6,6 +6,10 @@
  * rotscope made of each run. Not a test:
  *
  *   npx tsx test/e2e/gemini-real/capture.ts [scenario-id ...]   (default: the fixtures' scenarios)
+ *
+ * With `--chats` it writes under test/fixtures/real/gemini-cli-<version>-chats/<scenario>/ instead,
+ * and keeps the session's chat file beside the telemetry (`chat.jsonl.gz`, the CLI's
+ * `~/.gemini/tmp/<project>/chats/session-*.jsonl`): one session seen both ways.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -23,8 +27,12 @@ import {
 import { describeSeen, runScenario } from './run-scenario.ts';
 import { SCENARIOS } from './scenarios.ts';
 
+const chats = process.argv.includes('--chats');
 const OUT = fileURLToPath(
-  new URL(`../../fixtures/real/gemini-cli-${GEMINI_CLI_VERSION}/`, import.meta.url),
+  new URL(
+    `../../fixtures/real/gemini-cli-${GEMINI_CLI_VERSION}${chats ? '-chats' : ''}/`,
+    import.meta.url,
+  ),
 );
 
 /** An OTLP/HTTP endpoint that keeps every body and forwards it to `target`. */
@@ -66,7 +74,8 @@ if (!entry) {
 }
 /** The scenarios kept as fixtures by default (small, and between them every signal read). */
 const FIXTURES = ['healthy', 'cut-off', 'cut-off-no-prompts', 'compression'];
-const wanted = process.argv.length > 2 ? process.argv.slice(2) : FIXTURES;
+const named = process.argv.slice(2).filter((a) => a !== '--chats');
+const wanted = named.length > 0 ? named : FIXTURES;
 const tmp = mkdtempSync(join(tmpdir(), 'rotscope-gemini-capture-'));
 const server = await startChildServer({
   ROTSCOPE_DATA_DIR: join(tmp, 'serve'),
@@ -93,6 +102,9 @@ try {
       if (signal === 'metrics') continue;
       writeFileSync(join(dir, `${String(n).padStart(3, '0')}-${signal}.json.gz`), gzipSync(body));
     }
+    if (chats)
+      for (const chat of outcome.chatFiles)
+        writeFileSync(join(dir, 'chat.jsonl.gz'), gzipSync(chat.text));
     console.log(
       `${scenario.id}: ran=${outcome.ran} session=${outcome.sessionId}\n` +
         `  findings: ${outcome.findings === null ? '-' : describeSeen(outcome.findings)}\n` +

@@ -5,20 +5,32 @@
  * `rotscope serve` child process, and asserts the settled findings exactly through the JSON API,
  * and what the stored conversation holds (one conversation per session across `--resume`, the
  * compressor's and the router's calls as side calls, the compression as a compaction, the finish
- * reasons joined from the logs).
+ * reasons joined from the logs). Then the session's chat file (`~/.gemini/tmp/<project>/chats/`):
+ * `rotscope analyze` of it alone finds the same but for cut-offs, and `rotscope import` of it
+ * beside the telemetry changes nothing (one session counted once).
  *
  * Runs on the embedded PGlite only (when DATABASE_URL is unset): the CLI's data does not depend
  * on the backend. Skipped, with the install command, when the CLI is not installed (`.ci/run`
  * installs it into ~/.cache/gemini-cli-0.61.0); fails instead under ROTSCOPE_REQUIRE_GEMINI=1
  * (exported by `.ci/run`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChildServer, type ChildServer } from '../../helpers/child-server.ts';
 import { GEMINI_INSTALL_HINT, geminiCliEntry } from '../../helpers/gemini-cli.ts';
-import { describeSeen, runScenario, sorted, startHeaderRecorder } from './run-scenario.ts';
+import { runCli } from '../../helpers/cli.ts';
+import {
+  describeSeen,
+  runScenario,
+  seen,
+  settledFindings,
+  sorted,
+  startHeaderRecorder,
+  storedOf,
+  type RawFinding,
+} from './run-scenario.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 const entry = geminiCliEntry();
@@ -76,6 +88,33 @@ describe.skipIf(!entry || !onThisBackend)('the real Gemini CLI, end to end', () 
           `found ${describeSeen(outcome.findings!)}; the fake was asked:\n${requests.join('\n')}`,
         ).toEqual(sorted(scenario.findings));
         expect(outcome.stored, requests.join('\n')).toEqual(scenario.stored);
+
+        // its chat file, analyzed alone, says the same but for cut-offs (the file holds no
+        // finish reason), and imported beside the telemetry changes nothing: one session
+        // counted once
+        expect(outcome.chatFiles.map((f) => f.name)).toHaveLength(1);
+        const chats = join(mkdtempSync(join(tmp, 'home-')), '.gemini/tmp/work/chats');
+        mkdirSync(chats, { recursive: true });
+        const chatFile = join(chats, outcome.chatFiles[0]!.name);
+        writeFileSync(chatFile, outcome.chatFiles[0]!.text);
+        const analyzed = await runCli(['analyze', '--json', chatFile], { timeoutMs: 60_000 });
+        expect(analyzed.code, analyzed.stderr).toBe(0);
+        const report = JSON.parse(analyzed.stdout) as {
+          conversations: Array<{ conversationId: string; findings: RawFinding[] }>;
+        };
+        expect(report.conversations.map((c) => c.conversationId)).toEqual([outcome.sessionId]);
+        expect(sorted(report.conversations[0]!.findings.map(seen))).toEqual(
+          sorted(scenario.findings.filter((f) => f.detector !== 'output_cut_off')),
+        );
+        const imported = await runCli(['import', chatFile], {
+          env: { ROTSCOPE_DATA_DIR: join(tmp, 'serve') },
+          timeoutMs: 120_000,
+        });
+        expect(imported.code, imported.stderr).toBe(0);
+        expect(imported.stdout).toMatch(/merged/);
+        const afterImport = (await settledFindings(server.url, outcome.sessionId!)).map(seen);
+        expect(sorted(afterImport)).toEqual(sorted(scenario.findings));
+        expect(await storedOf(server.url, outcome.sessionId!)).toEqual(scenario.stored);
       },
       180_000,
     );

@@ -5,7 +5,9 @@
  * the CLI sent, as fixtures); neither hides a failure: a run that did not exit 0, or a session id
  * that changed across runs, comes back as such.
  */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { basename, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startGeminiSession, type GeminiRunResult } from '../../helpers/gemini-cli.ts';
 import type { GeminiRequest } from '../../helpers/fake-gemini.ts';
@@ -61,6 +63,18 @@ export interface ScenarioOutcome {
   /** The settled findings (null when the CLI did not run through). */
   findings: Seen[] | null;
   stored: Stored | null;
+  /** The chat files the CLI wrote (`~/.gemini/tmp/<project>/chats/session-*.jsonl`), read before its HOME went. */
+  chatFiles: Array<{ name: string; text: string }>;
+}
+
+/** The chat files under a Gemini CLI HOME, sorted by name. */
+function chatFilesOf(homeDir: string): Array<{ name: string; text: string }> {
+  const tmp = join(homeDir, '.gemini', 'tmp');
+  if (!existsSync(tmp)) return [];
+  return readdirSync(tmp, { recursive: true, encoding: 'utf8' })
+    .filter((p) => /(^|\/)chats\/session-[^/]*\.jsonl$/.test(p))
+    .sort()
+    .map((p) => ({ name: basename(p), text: readFileSync(join(tmp, p), 'utf8') }));
 }
 
 /**
@@ -84,6 +98,7 @@ export async function runScenario(
     requests: session.api.requests,
     findings: null,
     stored: null,
+    chatFiles: [],
   };
   try {
     for (const run of scenario.runs) {
@@ -92,6 +107,7 @@ export async function runScenario(
       outcome.sessionId ??= result.sessionId;
       if (result.exitCode !== 0) break;
     }
+    outcome.chatFiles = chatFilesOf(session.homeDir);
   } finally {
     await session.close();
   }

@@ -492,7 +492,7 @@ describe('analyze on OTLP/JSON files', () => {
     const neither = await analyze(other);
     expect(neither.code).toBe(2);
     expect(neither.stderr).toBe(
-      `rotscope analyze: ${other}: neither OTLP/JSON traces, a Claude Code transcript nor a Codex session file\n`,
+      `rotscope analyze: ${other}: neither OTLP/JSON traces, a Claude Code transcript nor an agent's session file (Codex CLI, Gemini CLI, GitHub Copilot CLI, Qwen Code)\n`,
     );
   });
 });

@@ -70,31 +70,26 @@ describe('private destinations through the channels API', () => {
       [
         'webhook',
         { url: 'http://169.254.169.254/latest/meta-data/' },
-        'config.url: address 169.254.169.254',
+        'Webhook URL: address 169.254.169.254',
       ],
-      ['webhook', { url: 'http://[::a9fe:a9fe]/' }, 'config.url: address ::a9fe:a9fe'],
+      ['webhook', { url: 'http://[::a9fe:a9fe]/' }, 'Webhook URL: address ::a9fe:a9fe'],
       [
         'webhook',
         { url: 'http://[::ffff:0:a9fe:a9fe]/' },
-        'config.url: address ::ffff:0:a9fe:a9fe',
+        'Webhook URL: address ::ffff:0:a9fe:a9fe',
       ],
-      ['webhook', { url: 'http://[2002:a9fe:a9fe::1]/' }, 'config.url: address 2002:a9fe:a9fe::1'],
-      ['webhook', { url: 'http://[64:ff9b:1::a00:1]/' }, 'config.url: address 64:ff9b:1::a00:1'],
-      ['webhook', { url: `${receiver.url}/hook` }, 'config.url: address 127.0.0.1'],
+      ['webhook', { url: 'http://[2002:a9fe:a9fe::1]/' }, 'Webhook URL: address 2002:a9fe:a9fe::1'],
+      ['webhook', { url: 'http://[64:ff9b:1::a00:1]/' }, 'Webhook URL: address 64:ff9b:1::a00:1'],
+      ['webhook', { url: `${receiver.url}/hook` }, 'Webhook URL: address 127.0.0.1'],
       [
         'webhook',
         { url: 'https://hooks.internal.test/x' },
-        'config.url: hooks.internal.test: address 10.0.0.5',
-      ],
-      [
-        'slack',
-        { webhookUrl: 'https://localhost/services/x' },
-        'config.webhookUrl: host localhost',
+        'Webhook URL: hooks.internal.test: address 10.0.0.5',
       ],
       [
         'email',
         { host: 'smtp.internal.test', port: 25, secure: false, from: 'a@b.co', to: ['c@d.co'] },
-        'config.host: smtp.internal.test: address fd12:3456::25',
+        'SMTP host: smtp.internal.test: address fd12:3456::25',
       ],
     ];
     for (const [type, config, message] of cases) {
@@ -154,7 +149,7 @@ describe('private destinations through the channels API', () => {
     });
     const tested = await call(server, 'POST', `/api/channels/${legacy.id}/test`);
     expect(tested.status).toBe(400);
-    expect(tested.body.message).toContain('config.url: address 127.0.0.1');
+    expect(tested.body.message).toContain('Webhook URL: address 127.0.0.1');
     expect(tested.body.message).toContain(SETTING);
     expect(receiver.requests).toHaveLength(0);
     expect((await call(server, 'POST', '/api/channels/999999/test')).status).toBe(404);

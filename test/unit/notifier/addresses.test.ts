@@ -183,22 +183,31 @@ describe('destination check at creation', () => {
   it.each([
     [
       { url: 'http://169.254.169.254/latest' },
-      /^config\.url: address 169\.254\.169\.254 is private/,
+      /^Webhook URL: address 169\.254\.169\.254 is private/,
     ],
-    [{ url: 'http://[::a9fe:a9fe]/' }, /^config\.url: address ::a9fe:a9fe is private/],
-    [{ url: 'https://localhost:8443/' }, /^config\.url: host localhost is loopback/],
+    [{ url: 'http://[::a9fe:a9fe]/' }, /^Webhook URL: address ::a9fe:a9fe is private/],
+    [{ url: 'https://localhost:8443/' }, /^Webhook URL: host localhost is loopback/],
     [
       { url: 'https://hooks.internal.test/x' },
-      /^config\.url: hooks\.internal\.test: address 10\.0\.0\.5/,
+      /^Webhook URL: hooks\.internal\.test: address 10\.0\.0\.5/,
     ],
-    [{ webhookUrl: 'https://metadata.google.internal/' }, /^config\.webhookUrl: host metadata/],
-    [{ host: 'mail.internal.test', port: 25 }, /^config\.host: mail\.internal\.test: address fd12/],
-    [{ host: '192.168.1.25', port: 25 }, /^config\.host: address 192\.168\.1\.25/],
+    [{ webhookUrl: 'https://metadata.google.internal/' }, /^Slack webhook URL: host metadata/],
+    [{ host: 'mail.internal.test', port: 25 }, /^SMTP host: mail\.internal\.test: address fd12/],
+    [{ host: '192.168.1.25', port: 25 }, /^SMTP host: address 192\.168\.1\.25/],
   ])('refuses %j naming the setting', async (config, message) => {
     const refused = await checkDestinations(config, { allowPrivate: false, resolve });
-    expect(refused).toMatch(message);
-    expect(refused).toContain(`${SETTING}=true`);
+    expect(refused?.message).toMatch(message);
+    expect(refused?.message).toContain(`${SETTING}=true`);
+    expect(refused?.message).toContain('config.allowPrivateAddress: true');
+    expect(refused?.path).toEqual([Object.keys(config)[0]]);
     expect(await checkDestinations(config, { allowPrivate: true, resolve })).toBeUndefined();
+    // The channel's own switch allows it too, without asking the resolver.
+    const counting = tableResolver({});
+    const allowed = { ...config, allowPrivateAddress: true };
+    expect(await checkDestinations(allowed, { allowPrivate: false, resolve: counting })).toBe(
+      undefined,
+    );
+    expect(counting.asked).toEqual([]);
   });
 
   it('accepts public destinations, and names that do not resolve now', async () => {

@@ -203,7 +203,7 @@ describe('channel configuration', () => {
     });
     expect(patchChannelConfig(created.value.settings, [1])).toEqual({
       ok: false,
-      error: 'config: must be an object',
+      error: 'Channel settings must be an object',
     });
   });
 
@@ -259,7 +259,7 @@ describe('human-readable formats', () => {
 
   it('escapes HTML in email and keeps the subject on one line', () => {
     const email = formatEmail({ ...payload(), data: { ...payload().data, summary: 'a\r\nb <i>' } });
-    expect(email.subject).toBe('[rotscope] Warning: Context too full - a b <i>');
+    expect(email.subject).toBe('[rotscope] Warning: Context too full in test-project - a b <i>');
     expect(email.html).toContain('a\r\nb &lt;i&gt;');
     expect(email.html).not.toContain('<i>');
     expect(email.text).toContain('Tool share: 42.0%');
@@ -269,13 +269,15 @@ describe('human-readable formats', () => {
     const late = { ...payload(), data: { ...payload().data, summary: 'full', late: true } };
     const slack = formatSlack(late);
     expect(slack.text).toBe(
-      '[warning] Context too full (late: judged again after a window or a call arrived later): full',
+      '[warning] Context too full (late: judged again after a window or a call arrived later) in test-project: full',
     );
     expect((slack.blocks[0] as { text: { text: string } }).text.text).toContain(
       '*Warning · Context too full* (late: judged again after a window or a call arrived later)',
     );
     const email = formatEmail(late);
-    expect(email.subject).toBe('[rotscope] Warning: Context too full (late) - full');
+    expect(email.subject).toBe(
+      '[rotscope] Warning: Context too full (late) in test-project - full',
+    );
     expect(email.text).toContain('Late: judged again after a window or a call arrived later');
     expect(formatSlack(payload()).text).not.toContain('late');
     expect(formatEmail(payload()).text).not.toMatch(/late/i);

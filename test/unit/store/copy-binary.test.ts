@@ -23,3 +23,18 @@ describe('CopyWriter', () => {
     expect(count).toBe(50);
   });
 });
+
+describe('CopyWriter float8', () => {
+  it('writes a double as its 8 big-endian IEEE 754 bytes, and null as NULL', () => {
+    const writer = new CopyWriter(['float8', 'float8'], 64);
+    writer.row([0.0063216, null]);
+    const data = writer.finish();
+    // header (11 + 8), field count (2), length 8, the double, length -1 (NULL), trailer
+    const at = 19 + 2;
+    expect(data.readInt32BE(at)).toBe(8);
+    expect(data.readDoubleBE(at + 4)).toBe(0.0063216);
+    expect(data.readInt32BE(at + 12)).toBe(-1);
+    expect(data.readInt16BE(at + 16)).toBe(-1);
+    expect(data.length).toBe(at + 18);
+  });
+});

@@ -8,11 +8,12 @@ import {
   type ThresholdKey,
   type Thresholds,
 } from './model.ts';
+import { plural } from '../../../src/model/plural.ts';
 
 function shown(knob: Knob, value: number): string {
   if (knob.unit === 'share') return `${value} (${formatShare(value)})`;
   if (knob.unit === 'tokens') return `${formatTokens(value)} tokens`;
-  return `${value} calls`;
+  return plural(value, 'call');
 }
 
 function KnobField(props: {

@@ -7,22 +7,23 @@ import { formatTime } from '../format.ts';
 import { severityClass } from '../format.ts';
 import { href } from '../router.ts';
 import { DETECTOR_TITLES, SEVERITIES, type Preview } from './model.ts';
+import { plural } from '../../../src/model/plural.ts';
 
 export function PreviewPanel({ preview }: { preview: Preview }) {
   const before = new Map(preview.compared?.counts.map((c) => [c.detector, c.total]));
   return (
     <div className="preview" data-testid="preview">
       <p className="muted" data-testid="preview-scope">
-        Replayed {preview.scanned.calls.toLocaleString('en-US')} calls in{' '}
-        {preview.scanned.conversations.toLocaleString('en-US')} conversations since{' '}
-        {formatTime(preview.since)} (the last {preview.days} days; at most{' '}
-        {preview.limits.conversations.toLocaleString('en-US')} conversations and{' '}
-        {preview.limits.calls.toLocaleString('en-US')} calls, the most recent first).
+        Replayed {plural(preview.scanned.calls, 'call')} in{' '}
+        {plural(preview.scanned.conversations, 'conversation')} since {formatTime(preview.since)}{' '}
+        (the last {plural(preview.days, 'day')}; at most{' '}
+        {plural(preview.limits.conversations, 'conversation')} and{' '}
+        {plural(preview.limits.calls, 'call')}, the most recent first).
       </p>
       {preview.truncated && (
         <p className="preview-truncated" role="status">
-          Only part of the last {preview.days} days was replayed: the counts cover the calls above,
-          not all of them.
+          Only part of the last {plural(preview.days, 'day')} was replayed: the counts cover the
+          calls above, not all of them.
         </p>
       )}
       <table className="preview-counts">

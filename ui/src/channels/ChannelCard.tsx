@@ -1,6 +1,7 @@
 /**
  * One channel: where it sends, a test send (its outcome, or the API's refusal: a private
- * destination names ROTSCOPE_ALLOW_PRIVATE_ADDRESSES), delete, and its deliveries.
+ * destination says how to allow it), its "Allow private address" switch (webhook and email),
+ * delete, and its deliveries.
  */
 import { useState } from 'react';
 import { api, useAction } from '../api.ts';
@@ -13,6 +14,17 @@ export function ChannelCard({ channel, onDeleted }: { channel: Channel; onDelete
   const [test, setTest] = useState<{ at: Date; result: TestResult }>();
   const { busy, error, run } = useAction();
   const [generation, setGeneration] = useState(0);
+  const [allowPrivate, setAllowPrivate] = useState(channel.config.allowPrivateAddress === true);
+
+  // Turning it off while the destination is private is refused by the API, which says why.
+  const togglePrivate = (allow: boolean) =>
+    run(async () => {
+      const updated = await api<Channel>(`/api/channels/${channel.id}`, {
+        method: 'PATCH',
+        body: { config: { allowPrivateAddress: allow ? true : null } },
+      });
+      setAllowPrivate(updated.config.allowPrivateAddress === true);
+    });
 
   const sendTest = () =>
     run(async () => {
@@ -43,6 +55,17 @@ export function ChannelCard({ channel, onDeleted }: { channel: Channel; onDelete
           </button>
         </span>
       </header>
+      {channel.type !== 'slack' && (
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={allowPrivate}
+            disabled={busy}
+            onChange={(event) => void togglePrivate(event.target.checked)}
+          />
+          Allow private address
+        </label>
+      )}
       <ErrorMessage error={error} />
       {test && (
         <p

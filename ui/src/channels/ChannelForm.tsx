@@ -1,8 +1,10 @@
 /**
  * Creates a channel: a webhook (URL, optional signing secret: one is generated when left
- * empty), Slack (incoming webhook URL) or email (SMTP server, sender, recipients). The API's
- * refusal (an invalid field, or a private destination naming ROTSCOPE_ALLOW_PRIVATE_ADDRESSES)
- * is shown as it is.
+ * empty), Slack (incoming webhook URL) or email (SMTP server, sender, recipients). Webhook and
+ * email channels have an "Allow private address" switch (`config.allowPrivateAddress`) for a
+ * receiver or SMTP relay on this machine or network, off by default. The API's refusal (an
+ * invalid field in the form's words, or a private destination saying how to allow it) is shown
+ * as it is.
  */
 import { useState, type FormEvent } from 'react';
 import { api, useAction } from '../api.ts';
@@ -22,6 +24,7 @@ interface Draft {
   password: string;
   from: string;
   to: string;
+  allowPrivateAddress: boolean;
 }
 
 const EMPTY: Draft = {
@@ -37,13 +40,16 @@ const EMPTY: Draft = {
   password: '',
   from: '',
   to: '',
+  allowPrivateAddress: false,
 };
 
 function configOf(draft: Draft): Record<string, unknown> {
+  const privateAddress = draft.allowPrivateAddress ? { allowPrivateAddress: true } : {};
   if (draft.type === 'webhook')
     return {
       url: draft.url.trim(),
       ...(draft.secret.trim() ? { secret: draft.secret.trim() } : {}),
+      ...privateAddress,
     };
   if (draft.type === 'slack') return { webhookUrl: draft.webhookUrl.trim() };
   return {
@@ -57,6 +63,7 @@ function configOf(draft: Draft): Record<string, unknown> {
       .split(/[,\s]+/)
       .map((address) => address.trim())
       .filter((address) => address !== ''),
+    ...privateAddress,
   };
 }
 
@@ -97,7 +104,12 @@ export function ChannelForm({ onCreated }: { onCreated: (channel: CreatedChannel
         </label>
         <label>
           Name
-          <input value={draft.name} onChange={field('name')} placeholder="on-call webhook" />
+          <input
+            value={draft.name}
+            onChange={field('name')}
+            placeholder="on-call webhook"
+            maxLength={200}
+          />
         </label>
       </div>
       {draft.type === 'webhook' && (
@@ -187,6 +199,27 @@ export function ChannelForm({ onCreated }: { onCreated: (channel: CreatedChannel
             </label>
           </div>
         </>
+      )}
+      {draft.type !== 'slack' && (
+        <div className="row">
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={draft.allowPrivateAddress}
+              onChange={(event) =>
+                setDraft((previous) => ({
+                  ...previous,
+                  allowPrivateAddress: event.target.checked,
+                }))
+              }
+            />
+            Allow private address
+          </label>
+          <span className="muted hint">
+            for a receiver or SMTP relay on this machine or your network (127.0.0.1, 10.x,
+            192.168.x, …); refused otherwise
+          </span>
+        </div>
       )}
       <button type="submit" disabled={busy || draft.name.trim() === ''}>
         Create channel

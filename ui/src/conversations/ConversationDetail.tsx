@@ -7,7 +7,7 @@ import { useApi } from '../api.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
 import { detectorLabel } from '../findings/detectors.ts';
 import type { Finding } from '../findings/types.ts';
-import { formatTime, formatTokens, severityClass } from '../format.ts';
+import { formatCost, formatTime, formatTokens, severityClass } from '../format.ts';
 import { href } from '../router.ts';
 import { Fullness } from './Fullness.tsx';
 import type { ConversationSummary } from './types.ts';
@@ -51,6 +51,12 @@ export function ConversationDetail({ id, finding }: { id: string; finding: strin
             <dd className="conversation-project">{conversation.project ?? '–'}</dd>
             <dt>Agent</dt>
             <dd>{conversation.agent ?? (conversation.producers.join(', ') || '–')}</dd>
+            <dt>Cost</dt>
+            <dd className="conversation-cost" data-cost={conversation.costUsd ?? ''}>
+              {conversation.costUsd === null
+                ? '– (no cost reported)'
+                : `${formatCost(conversation.costUsd)} as reported`}
+            </dd>
             <dt>Models</dt>
             <dd>{conversation.models.join(', ') || '–'}</dd>
             <dt>From</dt>

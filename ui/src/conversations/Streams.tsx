@@ -1,5 +1,6 @@
 /** A conversation's streams: the main thread, each sub-agent, and the side calls beside them. */
 import type { ConversationSummary } from './types.ts';
+import { plural } from '../../../src/model/plural.ts';
 
 export function Streams({ conversation }: { conversation: ConversationSummary }) {
   const subAgents = conversation.streamList.filter((stream) => stream.kind === 'sub-agent');
@@ -8,14 +9,16 @@ export function Streams({ conversation }: { conversation: ConversationSummary })
       {subAgents.length > 0 && (
         <span
           className="tag sub-agent"
-          title={subAgents.map((s) => `${s.agentId ?? s.key}: ${s.calls} calls`).join('\n')}
+          title={subAgents
+            .map((s) => `${s.agentId ?? s.key}: ${plural(s.calls, 'call')}`)
+            .join('\n')}
         >
-          {subAgents.length} sub-agent{subAgents.length === 1 ? '' : 's'}
+          {plural(subAgents.length, 'sub-agent')}
         </span>
       )}
       {conversation.sideCalls > 0 && (
         <span className="tag side" title="calls beside the main loop: compaction, titles, …">
-          {conversation.sideCalls} side call{conversation.sideCalls === 1 ? '' : 's'}
+          {plural(conversation.sideCalls, 'side call')}
         </span>
       )}
       {subAgents.length === 0 && conversation.sideCalls === 0 && (

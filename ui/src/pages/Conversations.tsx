@@ -10,8 +10,9 @@ import { Fullness } from '../conversations/Fullness.tsx';
 import { Streams } from '../conversations/Streams.tsx';
 import type { ConversationSummary } from '../conversations/types.ts';
 import { ErrorMessage, Empty, Loading } from '../components/Status.tsx';
+import { GettingStarted } from '../components/GettingStarted.tsx';
 import { usePaged, withQuery } from '../paging.ts';
-import { formatTime, formatTokens, shortProject } from '../format.ts';
+import { formatCost, formatTime, formatTokens, shortProject } from '../format.ts';
 import { href, redirect, type Route } from '../router.ts';
 import { LoadMore } from '../components/LoadMore.tsx';
 import RunPage from './Run.tsx';
@@ -60,11 +61,14 @@ function ConversationList({ query }: { query: string }) {
       <ErrorMessage error={list.error} />
       {list.items.length === 0 && list.loading && <Loading what="conversations" />}
       {list.items.length === 0 && !list.loading && !list.error && (
-        <Empty>
-          {query
-            ? `No conversation, run or trace id or project contains “${query}”.`
-            : 'No conversations yet: send OpenTelemetry GenAI spans to /v1/traces.'}
-        </Empty>
+        <>
+          <Empty>
+            {query
+              ? `No conversation, run or trace id or project contains “${query}”.`
+              : 'No conversations yet.'}
+          </Empty>
+          {!query && <GettingStarted />}
+        </>
       )}
       {list.items.length > 0 && (
         <table className="conversations">
@@ -77,6 +81,9 @@ function ConversationList({ query }: { query: string }) {
               <th>Models</th>
               <th>Streams</th>
               <th>Findings</th>
+              <th title="What the producer reported the calls cost (Claude Code does); – when it did not">
+                Cost
+              </th>
               <th>Runs</th>
             </tr>
           </thead>
@@ -126,6 +133,9 @@ function ConversationList({ query }: { query: string }) {
                   ) : (
                     <span className="muted">0</span>
                   )}
+                </td>
+                <td className="conversation-cost" data-cost={conversation.costUsd ?? ''}>
+                  {formatCost(conversation.costUsd)}
                 </td>
                 <td>
                   <div className="runs">

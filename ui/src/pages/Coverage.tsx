@@ -18,8 +18,9 @@ import {
   type Refusals,
 } from '../coverage/types.ts';
 import { DETECTORS, detectorLabel } from '../findings/detectors.ts';
-import { formatShare, formatTime, formatTokens } from '../format.ts';
+import { formatAge, formatShare, formatTime, formatTokens } from '../format.ts';
 import { href, type Route } from '../router.ts';
+import { plural, pluralWord } from '../../../src/model/plural.ts';
 
 const SIGHT_LABEL = { blind: 'blind', partial: 'partly blind', sees: 'sees every call' };
 
@@ -41,8 +42,9 @@ export default function CoveragePage(_props: { route: Route }) {
       {data && data.calls > 0 && (
         <>
           <p>
-            {formatTokens(data.calls)} calls in {formatTokens(data.conversations)} conversations,{' '}
-            {formatTokens(data.compactions)} compaction{data.compactions === 1 ? '' : 's'} marked.
+            {plural(data.calls, 'call', 'calls', formatTokens)} in{' '}
+            {plural(data.conversations, 'conversation', 'conversations', formatTokens)},{' '}
+            {plural(data.compactions, 'compaction', 'compactions', formatTokens)} marked.
           </p>
           <table className="coverage">
             <thead>
@@ -254,19 +256,41 @@ function ClaudeCodeVersions({ coverage }: { coverage: Coverage }) {
 /**
  * The requests refused for their token in the last days, each with what to do. Refusals of no
  * workspace (no token, an unknown one) are listed for an admin session, counted for others.
+ *
+ * A refusal followed by accepted data (`settled`: the workspace stored new data after it was
+ * last seen) is history, not a lockout going on: it is shown calm, with its age, rather than as a
+ * red alarm for the seven days it is kept; a newer refusal raises the alarm again. Not a dismiss
+ * button: nothing to remember per browser, and nothing hides a lockout that comes back.
  */
 function RefusedRequests({ refusals }: { refusals: Refusals }) {
   const { items, withoutWorkspace } = refusals;
   if (items.length === 0 && withoutWorkspace === null) return null;
-  const total = items.reduce((n, r) => n + r.count, 0) + (withoutWorkspace?.count ?? 0);
+  const open = items.filter((r) => !r.settled);
+  const openWithout = withoutWorkspace !== null && !withoutWorkspace.settled;
+  const total = open.reduce((n, r) => n + r.count, 0) + (openWithout ? withoutWorkspace.count : 0);
+  const lastSeen = [...items.map((r) => r.lastSeen), withoutWorkspace?.lastSeen ?? '']
+    .filter((at) => at !== '')
+    .sort()
+    .at(-1);
   return (
     <section className="refusals" aria-labelledby="refusals-title">
       <h2 id="refusals-title">Refused requests</h2>
-      <p className="sight-blind" role="alert">
-        {formatTokens(total)} request{total === 1 ? ' was' : 's were'} refused for their token since{' '}
-        {formatTime(refusals.since)}: what they carried was not stored. An exporter that sends no
-        token, or a wrong one, is locked out until it sends an ingest token.
-      </p>
+      {total > 0 ? (
+        <p className="sight-blind" role="alert">
+          {plural(total, 'request', 'requests', formatTokens)} {pluralWord(total, 'was', 'were')}{' '}
+          refused for their token since {formatTime(refusals.since)}
+          {refusals.acceptedAt === null ? '' : ' with nothing accepted after them'}: what they
+          carried was not stored. An exporter that sends no token, or a wrong one, is locked out
+          until it sends an ingest token.
+        </p>
+      ) : (
+        <p className="refusals-settled muted" role="status">
+          Settled: the last refusal was {formatAge(lastSeen)} ({formatTime(lastSeen)}), and new data
+          has been accepted since (last at {formatTime(refusals.acceptedAt)}), so whatever was
+          refused likely sends a working token now. Refusals stay listed for 7 days; a new one shows
+          here as an alert.
+        </p>
+      )}
       {items.length > 0 && (
         <table className="coverage-refusals">
           <thead>
@@ -286,6 +310,8 @@ function RefusedRequests({ refusals }: { refusals: Refusals }) {
                 key={`${r.workspace ?? ''}|${r.status}|${r.route}|${r.reason}|${r.agent}`}
                 data-refusal={r.reason}
                 data-route={r.route}
+                data-settled={r.settled}
+                className={r.settled ? 'muted' : undefined}
               >
                 <td>
                   <strong>{r.status}</strong> {r.reasonText}
@@ -298,7 +324,10 @@ function RefusedRequests({ refusals }: { refusals: Refusals }) {
                 </td>
                 <td>{r.workspace ?? <span className="muted">none (no valid token)</span>}</td>
                 <td>{formatTokens(r.count)}</td>
-                <td title={`first seen ${formatTime(r.firstSeen)}`}>{formatTime(r.lastSeen)}</td>
+                <td title={`first seen ${formatTime(r.firstSeen)}`}>
+                  {formatTime(r.lastSeen)} <span className="age">({formatAge(r.lastSeen)})</span>
+                  {r.settled && <div className="settled">data accepted since</div>}
+                </td>
                 <td className="hint">{r.hint}</td>
               </tr>
             ))}
@@ -307,11 +336,11 @@ function RefusedRequests({ refusals }: { refusals: Refusals }) {
       )}
       {withoutWorkspace !== null && (
         <p className="refusals-without-workspace">
-          {formatTokens(withoutWorkspace.count)} request
-          {withoutWorkspace.count === 1 ? '' : 's'} without a valid token (no workspace), last at{' '}
-          {formatTime(withoutWorkspace.lastSeen)}. If your exporter sends no token, create an ingest
-          token and set <code>OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer &lt;token&gt;</code>;
-          sign in with an admin token to see which routes and senders were refused.
+          {plural(withoutWorkspace.count, 'request', 'requests', formatTokens)} without a valid
+          token (no workspace), last at {formatTime(withoutWorkspace.lastSeen)}. If your exporter
+          sends no token, create an ingest token and set{' '}
+          <code>OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer &lt;token&gt;</code>; sign in with
+          an admin token to see which routes and senders were refused.
         </p>
       )}
     </section>

@@ -1,13 +1,15 @@
 /**
  * The run view (`#/runs/<id>`, `#/conversations/<id>/strip`, optional `?finding=<id>`): the context
  * growth strip of every LLM call, the run's findings beside it, and What was lost at the drop
- * selected (a ▼ on the strip or a finding in the list).
+ * selected (a ▼ on the strip or a finding in the list). The finding selected can be acknowledged
+ * with a note there.
  */
 import { useMemo, useState } from 'react';
 import { useApi } from '../api.ts';
 import { Empty, ErrorMessage, Loading } from '../components/Status.tsx';
 import { formatTime, severityClass } from '../format.ts';
 import { redirect, type Route } from '../router.ts';
+import { Acknowledge } from '../findings/Acknowledge.tsx';
 import { FindingsList } from '../run/FindingsList.tsx';
 import { findingTitle } from '../run/labels.ts';
 import { StripChart } from '../run/StripChart.tsx';
@@ -23,6 +25,7 @@ import {
 } from '../run/strip-model.ts';
 import type { Strip } from '../run/types.ts';
 import { WhatWasLost, type DropPlace } from '../run/WhatWasLost.tsx';
+import { plural } from '../../../src/model/plural.ts';
 
 export default function RunPage({ route }: { route: Route }) {
   const [section = 'runs', id = ''] = route.path;
@@ -67,12 +70,12 @@ function RunBody({
   return (
     <>
       <p className="run-meta muted">
-        {strip.calls.toLocaleString('en-US')} call{strip.calls === 1 ? '' : 's'}
+        {plural(strip.calls, 'call')}
         {strip.truncated ? ' (the first ones; more exist)' : ''}
         {strip.startedAt !== null ? ` · from ${formatTime(strip.startedAt)}` : ''}
         {strip.models.length > 0 ? ` · ${strip.models.join(', ')}` : ''}
-        {` · ${strip.streams.length} stream${strip.streams.length === 1 ? '' : 's'}`}
-        {agents.length > 0 ? ` (${agents.length} sub-agent${agents.length === 1 ? '' : 's'})` : ''}
+        {` · ${plural(strip.streams.length, 'stream')}`}
+        {agents.length > 0 ? ` (${plural(agents.length, 'sub-agent')})` : ''}
         {top ? ` · fullest call #${top.index + 1} at ${wholePercent(top.share)} of its window` : ''}
         {windowUnknown.length > 0 && (
           <span
@@ -129,6 +132,7 @@ function RunBody({
               finding.
             </p>
           )}
+          {finding && <Acknowledge key={finding.findingId} findingId={finding.findingId} />}
         </div>
         <aside className="run-aside">
           <h2>Findings</h2>

@@ -32,6 +32,7 @@ import {
   type StripModel,
 } from './strip-model.ts';
 import type { Strip, StripFinding } from './types.ts';
+import { plural } from '../../../src/model/plural.ts';
 
 const HEIGHT = 264;
 /** Room above the bars for the marks. */
@@ -262,7 +263,7 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
       <div className="strip-bar">
         <span className="muted">
           {count === model.order.length
-            ? `${count.toLocaleString('en-US')} call${count === 1 ? '' : 's'}`
+            ? plural(count, 'call')
             : `calls ${view.from + 1}–${view.to} of ${model.order.length.toLocaleString('en-US')}`}
           {' · drag across the strip to zoom'}
         </span>
@@ -281,7 +282,7 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
           ref={canvasRef}
           className="strip-canvas"
           style={{ width: '100%', height: HEIGHT }}
-          aria-label={`Context growth strip: ${count} calls`}
+          aria-label={`Context growth strip: ${plural(count, 'call')}`}
           role="img"
           onMouseMove={onMove}
           onMouseLeave={() => {

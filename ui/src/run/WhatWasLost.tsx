@@ -9,6 +9,7 @@ import { formatShare, formatTokens, severityClass } from '../format.ts';
 import { href } from '../router.ts';
 import { evidenceLabel, lostPartLabel } from './labels.ts';
 import type { WhatWasLost as Detail } from './types.ts';
+import { plural } from '../../../src/model/plural.ts';
 
 /**
  * Where the drop sits: the calls before and after, by their strip numbers when known, and
@@ -77,8 +78,8 @@ export function WhatWasLost({ findingId, place }: { findingId: string; place: Dr
         ) : (
           <>
             <p className="muted">
-              {data.dropped.count} message{data.dropped.count === 1 ? '' : 's'},{' '}
-              {(data.dropped.chars ?? 0).toLocaleString('en-US')} characters
+              {plural(data.dropped.count ?? data.dropped.messages.length, 'message')},{' '}
+              {plural(data.dropped.chars ?? 0, 'character')}
               {data.dropped.count !== null && data.dropped.count > data.dropped.messages.length
                 ? ` (the first ${data.dropped.messages.length} shown)`
                 : ''}
@@ -90,7 +91,7 @@ export function WhatWasLost({ findingId, place }: { findingId: string; place: Dr
                   <div className="message-head">
                     <span className="role">{m.role}</span>
                     {m.tool && <span className="tool">{m.tool}</span>}
-                    <span className="muted">{m.chars.toLocaleString('en-US')} characters</span>
+                    <span className="muted">{plural(m.chars, 'character')}</span>
                   </div>
                   {m.text !== null && (
                     <pre className="message-text">
@@ -125,7 +126,7 @@ export function WhatWasLost({ findingId, place }: { findingId: string; place: Dr
               ? `: ${formatTokens(data.replacement.tokensBefore)} → ${formatTokens(data.replacement.tokensAfter)} tokens`
               : ''}
             {data.replacement.messagesKept !== null
-              ? `, ${data.replacement.messagesKept} messages kept`
+              ? `, ${plural(data.replacement.messagesKept, 'message')} kept`
               : ''}
             .
           </p>
@@ -134,7 +135,7 @@ export function WhatWasLost({ findingId, place }: { findingId: string; place: Dr
           ) : (
             <p className="muted">
               {data.replacement.summarySize !== null
-                ? `Its summary (${data.replacement.summarySize.toLocaleString('en-US')} characters) was not captured.`
+                ? `Its summary (${plural(data.replacement.summarySize, 'character')}) was not captured.`
                 : 'The producer sent no summary.'}
             </p>
           )}
