@@ -84,8 +84,10 @@ function cli(args: string[], env: Record<string, string> = {}, cwd = elsewhere) 
 }
 
 describe('one store, found from anywhere', { timeout: 180_000 }, () => {
-  it('serve records itself privately, with no secret in the record', () => {
+  it('serve records itself privately, with no secret in the record', async () => {
     const file = path.join(records, `${server.process.pid}.json`);
+    // written right after the "listening" line the helper waits for
+    for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
     expect((statSync(records).mode & 0o777).toString(8)).toBe('700');
     expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
     const record = JSON.parse(readFileSync(file, 'utf8'));
