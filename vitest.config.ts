@@ -32,11 +32,14 @@ const ONCE_E2E = [
   'test/e2e/docker.test.ts',
   'test/e2e/gemini-install.test.ts',
   'test/e2e/guard.test.ts',
+  'test/e2e/install-privacy.test.ts',
   'test/e2e/opencode-install.test.ts',
   'test/e2e/path-install.test.ts',
   'test/e2e/producers.test.ts',
   'test/e2e/qwen-install.test.ts',
+  'test/e2e/readable-logs.test.ts',
   'test/e2e/statusline-segment.test.ts',
+  'test/e2e/token-file.test.ts',
 ];
 const AGENTS = [
   'test/e2e/claude-agent-sdk-real/**/*.test.ts',
@@ -61,7 +64,7 @@ const fromSource = childrenFromSource(fileURLToPath(new URL('.', import.meta.url
 export default defineConfig({
   test: {
     // No test reaches anything but loopback: see the guard (it also covers Node children).
-    setupFiles: ['test/helpers/network-guard.mjs'],
+    setupFiles: ['test/helpers/network-guard.mjs', 'test/helpers/user-dirs.ts'],
     // bin/rotscope.js run by tests: dist/ when built from this source, else src/ (see above)
     env: { ROTSCOPE_FROM_SOURCE: fromSource },
     testTimeout: 30_000,

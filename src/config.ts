@@ -14,7 +14,12 @@ const bool = z.union([
 export const configSchema = z.object({
   /** postgres:// URL. Unset: the embedded PGlite database in dataDir. */
   databaseUrl: z.string().url().optional(),
-  /** Directory of the embedded database. Default `./.rotscope`. */
+  /**
+   * Directory of the embedded database. The CLI's default is one per-user place,
+   * `$XDG_DATA_HOME/rotscope` (else `~/.local/share/rotscope`), or an earlier version's
+   * `./.rotscope` where one holds a database (src/cli/store-location.ts); `./.rotscope` here
+   * is the default of code that builds a config itself.
+   */
   dataDir: z.string().min(1).default('./.rotscope'),
   /** Address to listen on. Default 127.0.0.1 (loopback: open without tokens until one exists). */
   host: z.string().min(1).default('127.0.0.1'),
@@ -32,6 +37,12 @@ export const configSchema = z.object({
     .regex(/^[\x21-\x7e]+$/, 'printable ASCII characters without spaces')
     .optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * How server logs are written: `json` (one JSON object a line, for collectors), `pretty` (a
+   * line a person reads: time, level, message, fields), or `auto` (the default): pretty when
+   * stdout is a terminal, JSON otherwise.
+   */
+  logFormat: z.enum(['auto', 'json', 'pretty']).default('auto'),
   /** Largest request body accepted as sent (bytes, compressed or not). Default 8 MiB. */
   maxBodyBytes: positiveInt.default(8 * 1024 * 1024),
   /** Largest body after gzip decompression (bytes). Default 32 MiB. */
@@ -184,6 +195,7 @@ export const ENV_NAMES: Record<keyof z.infer<typeof configSchema>, string> = {
   port: 'ROTSCOPE_PORT',
   bootstrapToken: 'ROTSCOPE_BOOTSTRAP_TOKEN',
   logLevel: 'ROTSCOPE_LOG_LEVEL',
+  logFormat: 'ROTSCOPE_LOG_FORMAT',
   maxBodyBytes: 'ROTSCOPE_MAX_BODY_BYTES',
   maxDecompressedBytes: 'ROTSCOPE_MAX_DECOMPRESSED_BYTES',
   maxInflightIngest: 'ROTSCOPE_MAX_INFLIGHT_INGEST',

@@ -8,20 +8,28 @@ import type { Config } from './config.ts';
 // Every command's modules (and config.ts, which loads zod) are imported when that command runs,
 // so a light command such as `statusline` or `--version` starts as fast as bare node.
 
+/** The settings a command that opens the store reads (its `--help` lists these, not the server's). */
+const STORE_SETTINGS = ['databaseUrl', 'dataDir'] as const;
+
 /**
  * One usage entry per command, as `rotscope --help` lists them; `rotscope COMMAND --help` (or
- * `-h`, on any subcommand too) prints the command's own entry and its settings, and exits 0.
+ * `-h`, on any subcommand too) prints the command's own usage and the settings it reads (`all`:
+ * every one, for `serve`), and exits 0.
  */
-const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boolean }> = [
+const COMMANDS: ReadonlyArray<{
+  command: string;
+  usage: string;
+  settings?: 'all' | readonly (keyof Config)[];
+}> = [
   {
     command: 'serve',
     usage: `  rotscope serve [flags]                     OTLP/HTTP receiver, API, evaluator, notifier (default 127.0.0.1:4318)`,
-    settings: true,
+    settings: 'all',
   },
   {
     command: 'migrate',
     usage: `  rotscope migrate [flags]                   apply database migrations and exit`,
-    settings: true,
+    settings: STORE_SETTINGS,
   },
   {
     command: 'token',
@@ -33,12 +41,12 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
                                              beside a running server on the same data directory,
                                              these go through that server (with an admin token
                                              once tokens exist: --token or ROTSCOPE_TOKEN)`,
-    settings: true,
+    settings: STORE_SETTINGS,
   },
   {
     command: 'secrets',
     usage: `  rotscope secrets status|seal|rotate        channel secrets at rest: keys in use, seal plaintext rows, rotate the key`,
-    settings: true,
+    settings: [...STORE_SETTINGS, 'secretKey', 'secretKeyPrevious'],
   },
   {
     command: 'statusline',
@@ -52,32 +60,32 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
   },
   {
     command: 'claude-code',
-    usage: `  rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline] [--uninstall] [--dry-run]
+    usage: `  rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline] [--no-guard] [--keep-exporter] [--uninstall] [--dry-run]
                                              add (or remove) the status line, hooks and telemetry settings in Claude Code's settings.json`,
   },
   {
     command: 'codex',
-    usage: `  rotscope codex install [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+    usage: `  rotscope codex install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
                                              send Codex CLI's telemetry to rotscope ([otel] in ~/.codex/config.toml)`,
   },
   {
     command: 'gemini',
-    usage: `  rotscope gemini install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+    usage: `  rotscope gemini install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
                                              point Gemini CLI's telemetry (traces, OTLP/HTTP) at a rotscope server in ~/.gemini/settings.json`,
   },
   {
     command: 'copilot',
-    usage: `  rotscope copilot install [--url URL] [--token TOKEN] [--uninstall] [--dry-run] [--print-env]
+    usage: `  rotscope copilot install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run] [--print-env]
                                              connect GitHub Copilot CLI: tool results on in ~/.copilot/settings.json, the OTLP lines for the shell profile`,
   },
   {
     command: 'opencode',
-    usage: `  rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+    usage: `  rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
                                              turn on OpenCode's model-call spans (opencode.json) and print the OTLP lines for the shell profile`,
   },
   {
     command: 'qwen',
-    usage: `  rotscope qwen install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]
+    usage: `  rotscope qwen install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
                                              point Qwen Code's telemetry (OTLP/HTTP) at a rotscope server in ~/.qwen/settings.json`,
   },
   {
@@ -96,14 +104,15 @@ const COMMANDS: ReadonlyArray<{ command: string; usage: string; settings?: boole
                                              --token or ROTSCOPE_TOKEN); --notify sends the findings
                                              on calls of the last H hours (default 24) to the
                                              alert's channels, as if they had arrived live`,
-    settings: true,
+    settings: STORE_SETTINGS,
   },
 ];
 
-async function settingsHelp(): Promise<string> {
+async function settingsHelp(only: 'all' | readonly string[] = 'all'): Promise<string> {
   const { ENV_NAMES, flagName } = await import('./config.ts');
   return `Settings (flag or env variable):
 ${Object.entries(ENV_NAMES)
+  .filter(([key]) => only === 'all' || only.includes(key))
   .map(([key, env]) => `  --${flagName(key).padEnd(26)} ${env}`)
   .join('\n')}
 `;
@@ -124,11 +133,31 @@ ${await settingsHelp()}`;
 async function commandHelp(command: string): Promise<string | null> {
   const entry = COMMANDS.find((c) => c.command === command);
   if (entry === undefined) return null;
-  if (command === 'analyze') {
-    const { ANALYZE_USAGE } = await import('./cli/analyze.ts');
-    return ANALYZE_USAGE;
+  const own = await ownUsage(command);
+  if (own !== undefined) return own;
+  return `Usage:\n${entry.usage}\n${entry.settings !== undefined ? `\n${await settingsHelp(entry.settings)}` : ''}`;
+}
+
+/** The full usage of a command that has its own (every flag explained), else undefined. */
+async function ownUsage(command: string): Promise<string | undefined> {
+  switch (command) {
+    case 'analyze':
+      return (await import('./cli/analyze.ts')).ANALYZE_USAGE;
+    case 'claude-code':
+      return (await import('./cli/claude-code-install.ts')).CLAUDE_CODE_USAGE;
+    case 'codex':
+      return (await import('./cli/codex-install.ts')).CODEX_USAGE;
+    case 'gemini':
+      return (await import('./cli/gemini-install.ts')).GEMINI_USAGE;
+    case 'copilot':
+      return (await import('./cli/copilot-install.ts')).COPILOT_USAGE;
+    case 'opencode':
+      return (await import('./cli/opencode-install.ts')).OPENCODE_USAGE;
+    case 'qwen':
+      return (await import('./cli/qwen-install.ts')).QWEN_USAGE;
+    default:
+      return undefined;
   }
-  return `Usage:\n${entry.usage}\n${entry.settings === true ? `\n${await settingsHelp()}` : ''}`;
 }
 
 /** True when the arguments ask for help (`--help` or `-h` anywhere before a `--`). */
@@ -154,6 +183,7 @@ export interface Io {
 }
 
 async function parseConfig(
+  command: string,
   argv: string[],
   extra: Record<string, { type: 'string' | 'boolean' }>,
   io: Io,
@@ -174,20 +204,45 @@ async function parseConfig(
     });
   } catch (error) {
     // An unknown flag or a flag without its value is bad usage (exit 2), not a crash.
-    if (!String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')) throw error;
-    io.stderr(`${(error as Error).message}\n(rotscope --help lists the commands and flags)\n`);
+    const { flagError } = await import('./cli/flag-suggest.ts');
+    const message = flagError(command, error, [...Object.keys(configFlags), ...Object.keys(extra)]);
+    if (message === undefined) throw error;
+    io.stderr(`${message}\n(rotscope ${command} --help lists its flags)\n`);
     return undefined;
   }
-  const result = loadConfig(env, parsed.values as Record<string, string | undefined>);
+  // The embedded store: the one chosen, else an earlier version's ./.rotscope, else per-user.
+  const { chooseDataDir, legacyNotice } = await import('./cli/store-location.ts');
+  const flag = parsed.values['data-dir'];
+  const dataDir = chooseDataDir(
+    { flag: typeof flag === 'string' ? flag : undefined, env: env.ROTSCOPE_DATA_DIR },
+    env,
+    process.cwd(),
+  );
+  const result = loadConfig(env, {
+    ...(parsed.values as Record<string, string | undefined>),
+    'data-dir': dataDir.dataDir,
+  });
   if (!result.ok) {
     io.stderr(`invalid settings:\n${result.errors.map((e) => `  - ${e}`).join('\n')}\n`);
     return undefined;
   }
+  const notice = result.config.databaseUrl === undefined ? legacyNotice(dataDir, env) : undefined;
+  if (notice !== undefined) io.stderr(`rotscope ${command}: ${notice}\n`);
   return {
     config: result.config,
     values: parsed.values as Record<string, string | boolean | undefined>,
     positionals: parsed.positionals,
+    dataDir,
   };
+}
+
+/** A running server to go through (or name) instead of creating a store: held-data-dir.ts. */
+async function serverElsewhere(
+  parsed: { config: Config; dataDir: import('./cli/store-location.ts').DataDirChoice },
+  env: Record<string, string | undefined>,
+) {
+  const { findServerElsewhere } = await import('./cli/held-data-dir.ts');
+  return findServerElsewhere(parsed.dataDir, parsed.config, env);
 }
 
 export async function run(
@@ -205,10 +260,10 @@ export async function run(
   }
   switch (command) {
     case 'serve': {
-      const parsed = await parseConfig(rest, {}, io, env);
+      const parsed = await parseConfig(command, rest, {}, io, env);
       if (!parsed) return 2;
       try {
-        await serveUntilSignal(parsed.config, io);
+        await serveUntilSignal(parsed.config, io, env);
       } catch (error) {
         // a StartupError (src/startup.ts) says the cause and the fix in one line
         if ((error as { code?: unknown }).code !== 'STARTUP_FAILED') throw error;
@@ -218,11 +273,12 @@ export async function run(
       return 0;
     }
     case 'migrate': {
-      const parsed = await parseConfig(rest, {}, io, env);
+      const parsed = await parseConfig(command, rest, {}, io, env);
       if (!parsed) return 2;
       const { openStoreOrHolder, refuseHeld } = await import('./cli/held-data-dir.ts');
       const { migrate } = await import('./store/migrate.ts');
-      const { store, locked } = await openStoreOrHolder(parsed.config);
+      const elsewhere = await serverElsewhere(parsed, env);
+      const { store, locked } = await openStoreOrHolder(parsed.config, elsewhere);
       if (locked) return refuseHeld('migrate', locked, io);
       try {
         const result = await migrate(store.db);
@@ -243,6 +299,7 @@ export async function run(
         return 2;
       }
       const parsed = await parseConfig(
+        `token ${rest[0]}`,
         rest.slice(1),
         {
           workspace: { type: 'string' },
@@ -256,7 +313,12 @@ export async function run(
         env,
       );
       if (!parsed) return 2;
-      return tokenCommand(rest[0], parsed, io, env);
+      return tokenCommand(
+        rest[0],
+        { ...parsed, elsewhere: await serverElsewhere(parsed, env) },
+        io,
+        env,
+      );
     }
     case 'secrets': {
       const { SECRETS_USAGE, secretsCommand } = await import('./cli/secrets.ts');
@@ -264,7 +326,13 @@ export async function run(
         io.stderr(SECRETS_USAGE);
         return 2;
       }
-      const parsed = await parseConfig(rest.slice(1), { token: { type: 'string' } }, io, env);
+      const parsed = await parseConfig(
+        `secrets ${rest[0]}`,
+        rest.slice(1),
+        { token: { type: 'string' } },
+        io,
+        env,
+      );
       if (!parsed) return 2;
       const token = parsed.values.token;
       return secretsCommand(
@@ -272,10 +340,12 @@ export async function run(
         parsed.config,
         io,
         typeof token === 'string' ? token : env.ROTSCOPE_TOKEN,
+        await serverElsewhere(parsed, env),
       );
     }
     case 'import': {
       const parsed = await parseConfig(
+        command,
         rest,
         {
           workspace: { type: 'string' },
@@ -307,6 +377,7 @@ export async function run(
         {
           token: typeof token === 'string' && token !== '' ? token : undefined,
           notifyHours: parsed.values.notify === true ? notify.hours : undefined,
+          elsewhere: await serverElsewhere(parsed, env),
         },
       );
     }
@@ -368,12 +439,35 @@ export async function run(
   }
 }
 
-async function serveUntilSignal(config: Config, io: Io): Promise<void> {
+async function serveUntilSignal(
+  config: Config,
+  io: Io,
+  env: Record<string, string | undefined>,
+): Promise<void> {
   const { serve } = await import('./main.ts');
+  const { writeServerRecord } = await import('./cli/server-record.ts');
+  const { resolve: resolvePath } = await import('node:path');
   const server = await serve(config); // logs "rotscope listening on URL" (once)
+  // Commands run from any folder find this server (and its store) by this record.
+  let removeRecord = () => {};
+  try {
+    removeRecord = writeServerRecord(env, {
+      pid: process.pid,
+      url: server.url,
+      dataDir: config.databaseUrl === undefined ? resolvePath(config.dataDir) : null,
+      startedAt: new Date().toISOString(),
+    });
+  } catch (error) {
+    // Serving matters more than being found: say so and go on.
+    io.stderr(
+      `rotscope serve: could not record this server for other commands: ${String(error)}\n`,
+    );
+  }
+  process.once('exit', removeRecord);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       io.stderr(`${signal}: shutting down\n`);
+      removeRecord();
       server.stop().then(resolve, (error: unknown) => {
         io.stderr(`shutdown failed: ${String(error)}\n`);
         resolve();

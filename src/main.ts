@@ -8,6 +8,7 @@ import { buildApp } from './api/app.ts';
 import { countFindingEvents, createMetrics } from './api/metrics.ts';
 import { BOOTSTRAP_SCOPE, BOOTSTRAP_WORKSPACE, bootstrapToken } from './bootstrap-token.ts';
 import type { Config } from './config.ts';
+import { prettyStream, wantsPrettyLogs } from './log/pretty.ts';
 import { openStore } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { startBackgroundLoops } from './loops.ts';
@@ -26,7 +27,11 @@ export interface RunningServer {
  * with it the data directory's lock).
  */
 export async function serve(config: Config): Promise<RunningServer> {
-  const log = pino({ level: config.logLevel, base: { service: 'rotscope' } });
+  const options = { level: config.logLevel, base: { service: 'rotscope' } };
+  // JSON for pipes and collectors; a readable line when a person watches the terminal
+  const log = wantsPrettyLogs(config.logFormat, process.stdout.isTTY === true)
+    ? pino(options, prettyStream(process.stdout))
+    : pino(options);
   await assertPortFree(config);
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }).catch(
     (error: unknown) => {

@@ -7,6 +7,7 @@
  */
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
+import { flagError } from './flag-suggest.ts';
 import { buildTimeline, driveDetectors } from '../detectors/index.ts';
 import type { TimelineItem } from '../model/calls.ts';
 import type { NormalizeContext } from '../ingest/index.ts';
@@ -99,7 +100,10 @@ function parseOptions(argv: string[]): Parsed {
       },
     });
   } catch (error) {
-    return { ok: false, errors: [(error as Error).message] };
+    // "unknown flag --x; did you mean --y?", not Node's raw parser message
+    const known = ['json', 'help', 'fail-on', 'window', ...Object.keys(thresholdFlags)];
+    const message = flagError('analyze', error, known)?.replace(/^rotscope analyze: /, '');
+    return { ok: false, errors: [message ?? (error as Error).message] };
   }
   const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
   if (values.help === true) return { ok: 'help' };

@@ -16,13 +16,17 @@
  * TOML is read and written with smol-toml; the file is edited as text, section by section, and
  * every result is parsed again and checked to mean what was intended before it is written.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'smol-toml';
 import {
   backup,
+  backupPath,
   DEFAULT_URL,
+  fanOutAdvice,
+  replacesExporter,
+  writePrivate,
   fileDiff,
   installFlags,
   type Env,
@@ -32,7 +36,12 @@ import {
 type Table = Record<string, unknown>;
 
 export const CODEX_USAGE =
-  'usage: rotscope codex install [--url URL] [--token TOKEN] [--uninstall] [--dry-run]\n';
+  'usage: rotscope codex install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]\n' +
+  '  --url URL        the rotscope server (default $ROTSCOPE_URL, else http://127.0.0.1:4318)\n' +
+  '  --token TOKEN    an ingest token (default $ROTSCOPE_TOKEN); config.toml is then made private (0600)\n' +
+  '  --keep-exporter  keep [otel] exporters of yours and print how to send to both with an\n' +
+  '                   OpenTelemetry Collector; without it, install says what it replaces first\n' +
+  '  --uninstall      put back the [otel] section from before;  --dry-run  print the change only\n';
 
 /** The comment line rotscope writes above its `[otel]` section: how it knows the section is its. */
 export const MARKER =
@@ -133,6 +142,18 @@ function otelSectionText(text: string): string | null {
   return ranges.map(([s, e]) => lines.slice(s, e).join('\n')).join('\n\n');
 }
 
+/** Where an [otel] exporter sends: its endpoint, else the exporter's kind (`otlp-grpc`, `none`). */
+function exporterTarget(value: unknown): string {
+  const t = table(value);
+  if (t === undefined) return JSON.stringify(value);
+  for (const [kind, config] of Object.entries(t)) {
+    const endpoint = table(config)?.endpoint;
+    if (typeof endpoint === 'string') return `${kind} ${endpoint}`;
+    return kind;
+  }
+  return '{}';
+}
+
 /** True when the file's `[otel]` section is the one rotscope wrote. */
 function isOurs(text: string): boolean {
   return text.split('\n').includes(MARKER);
@@ -154,7 +175,13 @@ function previousSection(file: string, current: Table | undefined): string | nul
   } catch {
     names = [];
   }
-  for (const name of names.sort().reverse()) {
+  // the one backup (the file before rotscope), then earlier versions' timestamped ones
+  const single = path.basename(backupPath(file));
+  const candidates = [
+    ...(existsSync(path.join(dir, single)) ? [single] : []),
+    ...names.sort().reverse(),
+  ];
+  for (const name of candidates) {
     const text = readFileSync(path.join(dir, name), 'utf8');
     if (isOurs(text)) continue;
     try {
@@ -207,6 +234,7 @@ export async function codexCommand(argv: string[], io: Io, env: Env): Promise<nu
     token: { type: 'string' },
     uninstall: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
+    'keep-exporter': { type: 'boolean' },
   });
   if (values === null) return 2;
   const url = values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL);
@@ -227,6 +255,12 @@ export async function codexCommand(argv: string[], io: Io, env: Env): Promise<nu
     return 1;
   }
   const current = table(doc.otel);
+  // the user's own exporters (an [otel] section rotscope did not write), named before replacing
+  const theirs = isOurs(before)
+    ? []
+    : (['exporter', 'trace_exporter'] as const)
+        .filter((key) => current?.[key] !== undefined)
+        .map((key) => `[otel] ${key} = ${exporterTarget(current![key])}`);
   let after: string;
   let intended: Table | undefined;
   if (values.uninstall) {
@@ -237,6 +271,9 @@ export async function codexCommand(argv: string[], io: Io, env: Env): Promise<nu
     const section = previousSection(file, current);
     after = replaceOtel(before, section);
     intended = section === null ? undefined : table((parse(section) as Table).otel);
+  } else if (theirs.length > 0 && values['keep-exporter']) {
+    after = before;
+    intended = current;
   } else {
     const exporters = rotscopeExporters(url, token);
     after = replaceOtel(before, ourSection(current, exporters));
@@ -251,6 +288,12 @@ export async function codexCommand(argv: string[], io: Io, env: Env): Promise<nu
     return 1;
   }
   const unchanged = after === before;
+  const kept = !values.uninstall && values['keep-exporter'] === true && theirs.length > 0;
+  if (!values.uninstall && !kept) for (const what of theirs) io.stdout(replacesExporter(what));
+  if (kept) {
+    io.stdout(fanOutAdvice(theirs.join(', '), url, token));
+    return 0;
+  }
   if (values['dry-run']) {
     io.stdout(unchanged ? `${file}: nothing to change\n` : fileDiff(file, before, after));
     return 0;
@@ -259,12 +302,9 @@ export async function codexCommand(argv: string[], io: Io, env: Env): Promise<nu
     io.stdout(`${file}: already installed, nothing to change\n`);
     return 0;
   }
-  if (before !== '') backup(file, io);
-  const replaced = current?.exporter !== undefined || current?.trace_exporter !== undefined;
-  if (!values.uninstall && replaced && !isOurs(before))
-    io.stdout('replaced your [otel] exporters; they are in the backup\n');
+  if (before !== '') backup(file, io, { installed: isOurs(before) });
   mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, after);
+  writePrivate(file, after); // it holds the token (and maybe tokens of the user's)
   io.stdout(
     values.uninstall
       ? `${file}: rotscope's [otel] exporters removed\n`

@@ -24,6 +24,8 @@ import path from 'node:path';
 import {
   backup,
   DEFAULT_URL,
+  fanOutAdvice,
+  replacesExporter,
   fileDiff,
   installFlags,
   obj,
@@ -34,7 +36,9 @@ import {
 } from './install-shared.ts';
 
 export const COPILOT_USAGE =
-  'usage: rotscope copilot install [--url URL] [--token TOKEN] [--uninstall] [--dry-run] [--print-env]\n';
+  'usage: rotscope copilot install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run] [--print-env]\n' +
+  '  --keep-exporter  with OTEL_EXPORTER_OTLP_ENDPOINT of yours in this shell: keep it and print how to\n' +
+  '                   send to both with an OpenTelemetry Collector (without it: said, then replaced)\n';
 
 const STATE_FILE = 'rotscope-install.json';
 
@@ -87,7 +91,7 @@ function environmentWarnings(env: Env, url: string): string[] {
   const current = env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (current && current.replace(/\/+$/, '') !== url)
     out.push(
-      `rotscope: warning: OTEL_EXPORTER_OTLP_ENDPOINT is ${current} in this shell: the lines below replace it (Copilot CLI and every other OpenTelemetry program started from the shell send there now)\n`,
+      `rotscope: ${replacesExporter(`OTEL_EXPORTER_OTLP_ENDPOINT=${current} (in this shell)`).trimEnd()}; the lines below replace it for Copilot CLI and every other OpenTelemetry program started from the shell\n`,
     );
   if (env.COPILOT_OTEL_FILE_EXPORTER_PATH || env.COPILOT_OTEL_EXPORTER_TYPE === 'file')
     out.push(
@@ -113,21 +117,26 @@ export async function copilotCommand(argv: string[], io: Io, env: Env): Promise<
     uninstall: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
     'print-env': { type: 'boolean' },
+    'keep-exporter': { type: 'boolean' },
   });
   if (values === null) return 2;
-  const url = (values.url ?? env.ROTSCOPE_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+  const url = (values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL)).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(url)) {
     io.stderr(
       `rotscope: --url must be an http(s) URL of a rotscope server, not ${JSON.stringify(url)}\n`,
     );
     return 2;
   }
-  const token = values.token ?? env.ROTSCOPE_TOKEN ?? null;
+  const token = values.token ?? (env.ROTSCOPE_TOKEN || null);
   if (token !== null && !/^[\x21-\x7e]+$/.test(token)) {
     io.stderr('rotscope: the token must be printable ASCII without spaces\n');
     return 2;
   }
-  const lines = copilotEnvLines(url, token);
+  // an endpoint of the user's in this shell: replaced by the lines below, unless kept
+  const shellEndpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
+  const theirs = shellEndpoint && shellEndpoint !== url ? shellEndpoint : undefined;
+  const keep = values['keep-exporter'] === true && theirs !== undefined && !values.uninstall;
+  const lines = keep ? [] : copilotEnvLines(url, token);
   if (values['print-env']) {
     for (const w of environmentWarnings(env, url)) io.stderr(w);
     io.stdout(`${lines.join('\n')}\n`);
@@ -179,19 +188,22 @@ export async function copilotCommand(argv: string[], io: Io, env: Env): Promise<
   }
   const after = `${JSON.stringify(next, null, 2)}\n`;
   const changed = !same(next, settings) || (before === '' && !values.uninstall);
-  const profile = values.uninstall
-    ? `remove these lines from your shell profile (~/.bashrc, ~/.zshrc):\n${lines.map((l) => `  ${l}`).join('\n')}\n`
-    : `add these lines to your shell profile (~/.bashrc, ~/.zshrc; Copilot CLI reads its OTLP endpoint only from the environment), then open a new shell:\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
+  const profile = keep
+    ? fanOutAdvice(`OTEL_EXPORTER_OTLP_ENDPOINT=${theirs} (in this shell)`, url, token)
+    : values.uninstall
+      ? `remove these lines from your shell profile (~/.bashrc, ~/.zshrc):\n${lines.map((l) => `  ${l}`).join('\n')}\n`
+      : `add these lines to your shell profile (~/.bashrc, ~/.zshrc; Copilot CLI reads its OTLP endpoint only from the environment), then open a new shell:\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
 
+  // said before anything is written, and under --dry-run too
+  if (!values.uninstall && !keep) for (const w of environmentWarnings(env, url)) io.stderr(w);
   if (values['dry-run']) {
     io.stdout(changed ? fileDiff(file, before, after) : `${file}: nothing to change\n`);
     io.stdout(profile);
     return 0;
   }
-  if (!values.uninstall) for (const w of environmentWarnings(env, url)) io.stderr(w);
   if (changed) {
     mkdirSync(dir, { recursive: true });
-    if (before !== '') backup(file, io);
+    if (before !== '') backup(file, io, { installed: state !== null });
     if (values.uninstall && state?.fileAbsent === true && Object.keys(next).length === 0)
       rmSync(file, { force: true });
     else writeFileSync(file, after);

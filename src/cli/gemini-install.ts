@@ -16,12 +16,16 @@
  * alone); running it twice changes nothing; `--dry-run` prints the diff (the token masked) and
  * writes nothing.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import {
   backup,
   DEFAULT_URL,
+  fanOutAdvice,
+  replacedTelemetry,
+  replacesExporter,
+  writePrivate,
   fileDiff,
   installFlags,
   obj,
@@ -32,7 +36,12 @@ import {
 } from './install-shared.ts';
 
 export const GEMINI_USAGE =
-  'usage: rotscope gemini install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]\n';
+  'usage: rotscope gemini install [--user|--project] [--url URL] [--token TOKEN]\n' +
+  '       [--keep-exporter] [--uninstall] [--dry-run]\n' +
+  '  --keep-exporter  keep an exporter of yours (telemetry.target, otlpEndpoint, outfile) and print\n' +
+  '                   how to send to both with an OpenTelemetry Collector; without it, install says\n' +
+  '                   what it replaces first (--dry-run too)\n' +
+  '  --uninstall      put back what install replaced;  --dry-run  print the change, write nothing\n';
 
 /** The `.env` variable the CLI's OTLP exporters read their headers from. */
 const HEADERS_VAR = 'OTEL_EXPORTER_OTLP_HEADERS';
@@ -127,16 +136,17 @@ export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<n
     token: { type: 'string' },
     uninstall: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
+    'keep-exporter': { type: 'boolean' },
   });
   if (values === null) return 2;
-  const url = (values.url ?? env.ROTSCOPE_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+  const url = (values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL)).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(url)) {
     io.stderr(
       `rotscope: --url must be an http(s) URL of a rotscope server, not ${JSON.stringify(url)}\n`,
     );
     return 2;
   }
-  const token = values.token ?? env.ROTSCOPE_TOKEN ?? null;
+  const token = values.token ?? (env.ROTSCOPE_TOKEN || null);
   if (token !== null && !/^[\x21-\x7e]+$/.test(token)) {
     io.stderr('rotscope: the token must be printable ASCII without spaces\n');
     return 2;
@@ -163,6 +173,7 @@ export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<n
   let next: Obj;
   let nextEnv: string;
   let nextState: InstallState | null;
+  let theirs: string[] = [];
   if (values.uninstall) {
     if (state === null) {
       io.stdout(`${file}: rotscope is not installed, nothing to change\n`);
@@ -182,7 +193,19 @@ export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<n
         : envBefore;
     nextState = null;
   } else {
-    const installed = telemetryFor(url);
+    const fresh = telemetryFor(url);
+    // what an earlier install wrote over the user's value is rotscope's own, not theirs
+    const ours =
+      state === null
+        ? undefined
+        : Object.fromEntries(
+            MANAGED.filter((k) => !same(state!.installed[k], state!.before[k])).map((k) => [
+              k,
+              state!.installed[k],
+            ]),
+          );
+    theirs = replacedTelemetry(telemetry, fresh, ours);
+    const installed = keepExporter(fresh, telemetry, theirs, values['keep-exporter'] === true);
     const envInstalled = token === null ? null : `${HEADERS_VAR}="Authorization=Bearer%20${token}"`;
     const first = state === null;
     const prior = {} as Record<Managed, unknown>;
@@ -203,6 +226,8 @@ export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<n
   const settingsChanged = !same(next, settings) || (before === '' && !values.uninstall);
   const envChanged = nextEnv !== envBefore;
 
+  const kept = values['keep-exporter'] === true && theirs.length > 0;
+  if (!kept) for (const what of theirs) io.stdout(replacesExporter(what));
   if (values['dry-run']) {
     if (!settingsChanged && !envChanged) io.stdout(`${file}: nothing to change\n`);
     if (settingsChanged) io.stdout(fileDiff(file, before, after));
@@ -219,18 +244,17 @@ export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<n
   }
   mkdirSync(dir, { recursive: true });
   if (settingsChanged) {
-    if (before !== '') backup(file, io);
+    if (before !== '') backup(file, io, { installed: state !== null });
     // a settings.json install created goes again when nothing else is in it
     if (values.uninstall && state?.fileAbsent === true && Object.keys(next).length === 0)
       rmSync(file, { force: true });
     else writeFileSync(file, after);
   }
   if (envChanged) {
-    if (envBefore !== '') backup(envFile, io, true);
+    if (envBefore !== '') backup(envFile, io, { installed: state?.envInstalled != null });
     if (nextEnv === '') rmSync(envFile, { force: true });
     else {
-      writeFileSync(envFile, nextEnv, { mode: 0o600 });
-      chmodSync(envFile, 0o600);
+      writePrivate(envFile, nextEnv);
     }
   }
   if (nextState === null) rmSync(stateFile, { force: true });
@@ -239,6 +263,12 @@ export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<n
     io.stdout(`${file}: rotscope's telemetry settings removed (what was there before is back)\n`);
     return 0;
   }
+  if (kept) {
+    io.stdout(fanOutAdvice(theirs.join(', '), url, token));
+    return 0;
+  }
+  if (values['keep-exporter'])
+    io.stdout('--keep-exporter: no exporter of yours to keep; telemetry goes to rotscope\n');
   io.stdout(
     `${file}: Gemini CLI telemetry (traces on, OTLP/HTTP JSON) goes to ${url}\n` +
       (token !== null
@@ -249,6 +279,24 @@ export async function geminiCommand(argv: string[], io: Io, env: Env): Promise<n
   return 0;
 }
 
+/** The state holds the `.env` header lines (the token): private, like the `.env` itself. */
 function writeState(file: string, state: InstallState): void {
-  writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`);
+  writePrivate(file, `${JSON.stringify(state, null, 2)}\n`);
+}
+
+/**
+ * The managed keys to write: with `--keep-exporter` and an exporter of the user's (`theirs`),
+ * their target, endpoint, protocol and outfile stay as they are; telemetry and traces are on.
+ */
+function keepExporter(
+  fresh: Record<Managed, unknown>,
+  telemetry: Obj,
+  theirs: string[],
+  keep: boolean,
+): Record<Managed, unknown> {
+  if (!keep || theirs.length === 0) return fresh;
+  const out = { ...fresh };
+  for (const key of ['target', 'otlpEndpoint', 'otlpProtocol', 'outfile'] as const)
+    out[key] = telemetry[key] ?? null;
+  return out;
 }

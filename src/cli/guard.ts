@@ -44,6 +44,7 @@ import {
   writeWindowNote,
   type WindowNote,
 } from './statusline.ts';
+import { tokenOf } from './token-file.ts';
 
 type Obj = Record<string, unknown>;
 type Env = Record<string, string | undefined>;
@@ -613,17 +614,16 @@ function sendSpan(env: Env, span: Obj): boolean {
   const url = str(env.ROTSCOPE_URL);
   if (url === undefined) return false;
   const script =
-    'const [u,t,b]=process.argv.slice(1);fetch(u,{method:"POST",headers:{"content-type":"application/json",...(t?{authorization:"Bearer "+t}:{})},body:b,signal:AbortSignal.timeout(1000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))';
+    'const [u,b]=process.argv.slice(1);const t=process.env.ROTSCOPE_SEND_TOKEN;fetch(u,{method:"POST",headers:{"content-type":"application/json",...(t?{authorization:"Bearer "+t}:{})},body:b,signal:AbortSignal.timeout(1000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))';
   const sent = builtin('node:child_process').spawnSync(
     process.execPath,
-    [
-      '-e',
-      script,
-      `${url.replace(/\/$/, '')}/v1/traces`,
-      env.ROTSCOPE_TOKEN ?? '',
-      JSON.stringify(span),
-    ],
-    { timeout: 2_000, stdio: 'ignore' },
+    ['-e', script, `${url.replace(/\/$/, '')}/v1/traces`, JSON.stringify(span)],
+    // the token in the child's environment, not its arguments (which any user's `ps` shows)
+    {
+      timeout: 2_000,
+      stdio: 'ignore',
+      env: { ...process.env, ROTSCOPE_SEND_TOKEN: tokenOf(env) ?? '' },
+    },
   );
   if (sent.status !== 0) appendLog(env, `${stamp(new Date())}  span not sent to ${url}`);
   return sent.status === 0;

@@ -4,20 +4,66 @@
  * holder: it goes through the holder's HTTP API (`token create|list|revoke`), or refuses naming the
  * holder's pid and address (`migrate`, `import`). On PostgreSQL there is no lock.
  */
+import path from 'node:path';
 import type { Config } from '../config.ts';
 import { DataDirLockedError, describeHolder } from '../store/data-dir-lock.ts';
 import { openStore, type Store } from '../store/db.ts';
 import type { Scope } from '../model/tokens.ts';
+import { reachable, runningServers, type ServerRecord } from './server-record.ts';
+import { holdsDatabase, type DataDirChoice } from './store-location.ts';
+
+/**
+ * A running server found through its record (./server-record.ts) while the store this command
+ * would use does not exist yet: going on would create a second store beside the server's, one
+ * the console never shows. Commands that can go through the server do (`import`, `token`, as
+ * beside a holder of their own data directory); the others refuse, creating nothing.
+ */
+export class ServerElsewhereError extends DataDirLockedError {
+  constructor(
+    /** The data directory this command would have created. */
+    readonly wouldCreate: string,
+    readonly server: ServerRecord,
+  ) {
+    super(server.dataDir ?? 'PostgreSQL (DATABASE_URL)', {
+      pid: server.pid,
+      port: Number(new URL(server.url).port) || null,
+      url: server.url,
+      startedAt: server.startedAt,
+    });
+  }
+}
+
+/**
+ * The server to use instead of creating a new embedded store: only when the data directory was
+ * not chosen (no --data-dir, ROTSCOPE_DATA_DIR or DATABASE_URL), holds no database yet, and a
+ * server runs on another store. Undefined otherwise (the command opens its own store).
+ */
+export async function findServerElsewhere(
+  choice: DataDirChoice,
+  config: Config,
+  env: Record<string, string | undefined>,
+): Promise<ServerElsewhereError | undefined> {
+  if (choice.source === 'chosen' || config.databaseUrl !== undefined) return undefined;
+  if (holdsDatabase(choice.dataDir)) return undefined;
+  const mine = path.resolve(choice.dataDir);
+  const other = (await runningServers(env)).find((server) => server.dataDir !== mine);
+  return other === undefined ? undefined : new ServerElsewhereError(mine, other);
+}
 
 interface Out {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
 
-/** Opens the store, or reports who holds the embedded data directory. */
+/**
+ * Opens the store, or reports who holds the embedded data directory (or, with `elsewhere`, the
+ * server to use instead of creating a store: findServerElsewhere).
+ */
 export async function openStoreOrHolder(
   config: Config,
+  elsewhere?: ServerElsewhereError,
 ): Promise<{ store: Store; locked?: never } | { store?: never; locked: DataDirLockedError }> {
+  if (elsewhere !== undefined) return { locked: elsewhere };
   try {
     return { store: await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }) };
   } catch (error) {
@@ -28,6 +74,22 @@ export async function openStoreOrHolder(
 
 /** Prints why `command` does not run beside the holder; returns the exit code (1). */
 export function refuseHeld(command: string, locked: DataDirLockedError, io: Out): number {
+  if (locked instanceof ServerElsewhereError) {
+    const { server, wouldCreate } = locked;
+    const store = server.dataDir
+      ? `its data directory ${server.dataDir}`
+      : 'PostgreSQL (its DATABASE_URL)';
+    const rerun = server.dataDir
+      ? `ROTSCOPE_DATA_DIR=${server.dataDir} rotscope ${command}`
+      : `DATABASE_URL=... rotscope ${command}`;
+    io.stderr(
+      `rotscope ${command}: a rotscope server is running at ${reachable(server.url)} (pid ${server.pid}, ` +
+        `${store}), and there is no store at ${wouldCreate}: ${command} would create a second one ` +
+        `that server never sees, so nothing was done. To act on the server's store, stop it and run ` +
+        `${rerun}; to use another store, set ROTSCOPE_DATA_DIR (or --data-dir) or DATABASE_URL\n`,
+    );
+    return 1;
+  }
   const pid = locked.holder ? ` (pid ${locked.holder.pid})` : '';
   io.stderr(
     `rotscope ${command}: the data directory ${locked.dataDir} is in use by ${describeHolder(locked.holder)}. ` +
@@ -38,12 +100,7 @@ export function refuseHeld(command: string, locked: DataDirLockedError, io: Out)
 }
 
 /** The holder's base URL, reachable from this machine (an unspecified bind address becomes loopback). */
-export function reachableUrl(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.hostname === '0.0.0.0') parsed.hostname = '127.0.0.1';
-  if (parsed.hostname === '[::]') parsed.hostname = '[::1]';
-  return parsed.origin;
-}
+export const reachableUrl = reachable;
 
 /**
  * `token create` through the server holding the data directory: `POST /api/tokens`, open on

@@ -51,6 +51,7 @@ import path from 'node:path';
 import { plural } from '../model/plural.ts';
 import { guardCommand, windowSpan } from './guard.ts';
 import { knobsPath, lastUsage, readWindowNote, writeWindowNote } from './statusline.ts';
+import { tokenOf } from './token-file.ts';
 
 type Env = Record<string, string | undefined>;
 type Obj = Record<string, unknown>;
@@ -386,7 +387,7 @@ const serverUrl = (env: Env, path: string) =>
 async function sendSpan(body: unknown, env: Env): Promise<string | null> {
   const url = serverUrl(env, '/v1/traces');
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  const token = str(env.ROTSCOPE_TOKEN);
+  const token = tokenOf(env);
   if (token) headers.authorization = `Bearer ${token}`;
   try {
     const response = await fetch(url, {
@@ -576,7 +577,7 @@ async function saveKnobs(env: Env, log: (text: string) => void): Promise<void> {
   const file = knobsPath(env);
   if (file === null) return;
   const url = serverUrl(env, '/api/agent-knobs');
-  const token = str(env.ROTSCOPE_TOKEN);
+  const token = tokenOf(env);
   try {
     const response = await fetch(url, {
       headers: token ? { authorization: `Bearer ${token}` } : {},

@@ -33,6 +33,7 @@ import type { ImportEvaluation } from '../evaluator/now.ts';
 import type { ImportedFile } from '../receiver/import.ts';
 import type { DataDirLockedError } from '../store/data-dir-lock.ts';
 import { withSubagentFiles } from './input-file.ts';
+import type { ServerElsewhereError } from './held-data-dir.ts';
 import { plural } from '../model/plural.ts';
 
 interface Out {
@@ -95,6 +96,8 @@ export async function importCommand(
     token?: string | undefined;
     /** `--notify`: findings on calls of the last this many hours are sent. */
     notifyHours?: number | undefined;
+    /** A running server to import through instead of creating a store (held-data-dir.ts). */
+    elsewhere?: ServerElsewhereError | undefined;
   } = {},
 ): Promise<number> {
   if (files.length === 0) {
@@ -108,7 +111,7 @@ export async function importCommand(
     notifyHours === undefined ? startedMs : startedMs - Math.round(notifyHours * 3_600_000),
   );
   const { openStoreOrHolder } = await import('./held-data-dir.ts');
-  const { store, locked } = await openStoreOrHolder(config);
+  const { store, locked } = await openStoreOrHolder(config, options.elsewhere);
   const target = locked
     ? await serverTarget(locked, { workspace, historyBeforeNs, token: options.token }, io)
     : await storeTarget(store, {
@@ -268,7 +271,10 @@ async function serverTarget(
   const base = reachableUrl(holder.url);
   const server = `the running server (pid ${holder.pid}, ${base})`;
   io.stderr(
-    `rotscope import: the data directory ${locked.dataDir} is held by ${server}: importing through it\n`,
+    'wouldCreate' in locked
+      ? `rotscope import: importing through ${server}, the server running for this user ` +
+          `(no store of its own here: ${String(locked.wouldCreate)})\n`
+      : `rotscope import: the data directory ${locked.dataDir} is held by ${server}: importing through it\n`,
   );
   let retentionDays = 0;
 

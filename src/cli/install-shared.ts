@@ -1,11 +1,21 @@
 /**
  * What the agent install commands (`claude-code install`: ./claude-code-install.ts, `codex
- * install`: ./codex-install.ts, `gemini install`: ./gemini-install.ts) share: their flags and
- * the usage check, the default server, reading a settings.json, the backup taken before a file
- * changes and the diff `--dry-run` prints.
+ * install`: ./codex-install.ts, `gemini install`: ./gemini-install.ts, qwen, opencode, copilot)
+ * share: their flags and the usage check, the default server, reading a settings.json, the one
+ * private backup taken before a file changes, writing a file only its owner reads, what is said
+ * before an exporter of the user's is replaced, and the diff `--dry-run` prints.
  */
-import { chmodSync, copyFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { flagError } from './flag-suggest.ts';
 
 export type Env = Record<string, string | undefined>;
 export type Obj = Record<string, unknown>;
@@ -46,7 +56,10 @@ export function installFlags<F extends Flags>(
       strict: true,
     }) as { values: Record<string, string | boolean | undefined>; positionals: string[] });
   } catch (error) {
-    io.stderr(`${(error as Error).message}\n${usage}`);
+    const command = /rotscope ([\w-]+ install)/.exec(usage)?.[1] ?? 'install';
+    const message = flagError(command, error, Object.keys(flags));
+    if (message === undefined) throw error;
+    io.stderr(`${message}\n${usage}`);
     return null;
   }
   if (positionals.length !== 1 || positionals[0] !== 'install' || (values.user && values.project)) {
@@ -73,12 +86,110 @@ export function parseSettingsJson(file: string, text: string, io: Io): Obj | und
   }
 }
 
-/** Copies `file` to `<file>.rotscope-backup-<time>` (private with `secret`) and says where. */
-export function backup(file: string, io: Io, secret = false): void {
-  const to = `${file}.rotscope-backup-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  copyFileSync(file, to);
-  if (secret) chmodSync(to, 0o600);
+/** The one backup of a file rotscope changes: `<file>.rotscope-backup`. */
+export const backupPath = (file: string) => `${file}.rotscope-backup`;
+
+/**
+ * Keeps one backup of `file` before rotscope changes it, `<file>.rotscope-backup`, mode 0600 (a
+ * settings file may hold a token, its own or rotscope's), and says where. The backup is the file
+ * as it was before rotscope: taken when the file does not hold rotscope's settings yet
+ * (`installed` false), kept as it is while they are there (a reinstall or an uninstall; none is
+ * taken then when there is none, the file being rotscope's own), so two installs and an
+ * uninstall leave one backup, the one worth having. Backups earlier versions
+ * left (`<file>.rotscope-backup-<time>`) are made private too.
+ */
+export function backup(file: string, io: Io, options: { installed?: boolean } = {}): void {
+  const to = backupPath(file);
+  privateOldBackups(file);
+  if (options.installed === true) {
+    // the file as it was before rotscope is the backup already (none: rotscope created the file)
+    if (existsSync(to)) io.stdout(`backup: ${to} (kept: the file before rotscope)\n`);
+    return;
+  }
+  writePrivate(to, readFileSync(file));
   io.stdout(`backup: ${to}\n`);
+}
+
+/** Earlier versions' timestamped backups of `file`: readable by others then, private now. */
+function privateOldBackups(file: string): void {
+  const prefix = `${path.basename(file)}.rotscope-backup-`;
+  let names: string[];
+  try {
+    names = readdirSync(path.dirname(file)).filter((name) => name.startsWith(prefix));
+  } catch {
+    return;
+  }
+  for (const name of names) chmodSync(path.join(path.dirname(file), name), 0o600);
+}
+
+/**
+ * Writes `file` readable by its owner only (0600), as is any file rotscope writes that holds (or
+ * may hold) a token. An existing file is made private before the new text goes in, so the text is
+ * never readable by others, not even for a moment; a symlinked file stays a symlink.
+ */
+export function writePrivate(file: string, text: string | Buffer): void {
+  if (existsSync(file)) {
+    chmodSync(file, 0o600);
+    writeFileSync(file, text);
+  } else {
+    const next = `${file}.${process.pid}.tmp`;
+    writeFileSync(next, text, { mode: 0o600 });
+    renameSync(next, file);
+  }
+}
+
+/**
+ * The line said before install replaces an exporter of the user's (`what`: the setting and its
+ * value), also under `--dry-run`; `--keep-exporter` keeps it instead.
+ */
+export function replacesExporter(what: string): string {
+  return (
+    `warning: this replaces your exporter: ${what}. Traces and logs go to rotscope instead ` +
+    '(--uninstall puts yours back; --keep-exporter leaves it and prints how to send to both)\n'
+  );
+}
+
+/**
+ * The exporter settings of the user's that an install over `telemetry` (a Gemini CLI or Qwen
+ * Code `telemetry` object) replaces, as `telemetry.key=value`; values an earlier install wrote
+ * (`earlier`) are rotscope's own and not counted.
+ */
+export function replacedTelemetry(
+  telemetry: Obj,
+  installed: Obj,
+  earlier: Obj | undefined,
+): string[] {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const out: string[] = [];
+  for (const key of ['otlpEndpoint', 'target', 'outfile']) {
+    const had = telemetry[key];
+    if (had === undefined || had === null || same(had, installed[key] ?? null)) continue;
+    if (earlier !== undefined && same(had, earlier[key] ?? null)) continue;
+    out.push(`telemetry.${key}=${JSON.stringify(had)}`);
+  }
+  return out;
+}
+
+/**
+ * How to send to both the user's backend and rotscope: an OpenTelemetry Collector in front,
+ * the agent's exporter pointed at it, fanning traces and logs out to both (metrics to theirs
+ * only: rotscope does not read metrics).
+ */
+export function fanOutAdvice(kept: string, url: string, token: string | undefined | null): string {
+  const base = url.replace(/\/+$/, '');
+  const auth = token ? '\n    headers: { authorization: "Bearer ${env:ROTSCOPE_TOKEN}" }' : '';
+  return (
+    `kept your exporter: ${kept}; nothing goes to rotscope through it until it fans out.\n` +
+    'To send to both, run an OpenTelemetry Collector (https://opentelemetry.io/docs/collector/) where your\n' +
+    'exporter points, with an exporter for rotscope beside yours, e.g.:\n' +
+    '  exporters:\n' +
+    '    otlphttp/yours: { endpoint: <your backend> }\n' +
+    `    otlphttp/rotscope:\n      endpoint: ${base}${auth}\n` +
+    '  service:\n    pipelines:\n' +
+    '      traces: { receivers: [otlp], exporters: [otlphttp/yours, otlphttp/rotscope] }\n' +
+    '      logs: { receivers: [otlp], exporters: [otlphttp/yours, otlphttp/rotscope] }\n' +
+    '      metrics: { receivers: [otlp], exporters: [otlphttp/yours] }\n'
+  );
 }
 
 /** A line diff (longest common subsequence) in unified style: `-` removed, `+` added, ` ` kept. */

@@ -23,6 +23,8 @@ import path from 'node:path';
 import {
   backup,
   DEFAULT_URL,
+  fanOutAdvice,
+  replacesExporter,
   fileDiff,
   installFlags,
   obj,
@@ -33,7 +35,9 @@ import {
 } from './install-shared.ts';
 
 export const OPENCODE_USAGE =
-  'usage: rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--uninstall] [--dry-run]\n';
+  'usage: rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]\n' +
+  '  --keep-exporter  with OTEL_EXPORTER_OTLP_ENDPOINT of yours in this shell: keep it and print how to\n' +
+  '                   send to both with an OpenTelemetry Collector (without it: said, then replaced)\n';
 
 const STATE_FILE = 'rotscope-install.json';
 
@@ -97,16 +101,17 @@ export async function openCodeCommand(argv: string[], io: Io, env: Env): Promise
     token: { type: 'string' },
     uninstall: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
+    'keep-exporter': { type: 'boolean' },
   });
   if (values === null) return 2;
-  const url = (values.url ?? env.ROTSCOPE_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+  const url = (values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL)).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(url)) {
     io.stderr(
       `rotscope: --url must be an http(s) URL of a rotscope server, not ${JSON.stringify(url)}\n`,
     );
     return 2;
   }
-  const token = values.token ?? env.ROTSCOPE_TOKEN ?? null;
+  const token = values.token ?? (env.ROTSCOPE_TOKEN || null);
   if ((token !== null && !/^[\x21-\x7e]+$/.test(token)) || token?.includes(',') === true) {
     io.stderr('rotscope: the token must be printable ASCII without spaces or commas\n');
     return 2;
@@ -153,12 +158,13 @@ export async function openCodeCommand(argv: string[], io: Io, env: Env): Promise
 
   if (values['dry-run']) {
     io.stdout(changed ? fileDiff(file, before, after) : `${file}: nothing to change\n`);
-    if (!values.uninstall) io.stdout(profileAdvice(url, token, env, false));
+    if (!values.uninstall)
+      io.stdout(profileAdvice(url, token, env, false, values['keep-exporter'] === true));
     return 0;
   }
   if (changed) {
     mkdirSync(path.dirname(file), { recursive: true });
-    if (before !== '') backup(file, io);
+    if (before !== '') backup(file, io, { installed: state !== null });
     // an opencode.json install created goes again when nothing else is in it
     if (values.uninstall && state?.fileAbsent === true && Object.keys(next).length === 0)
       rmSync(file, { force: true });
@@ -178,7 +184,7 @@ export async function openCodeCommand(argv: string[], io: Io, env: Env): Promise
   }
   io.stdout(
     `${file}: ${changed ? '' : 'already '}set experimental.openTelemetry: true (OpenCode's model calls as spans)\n` +
-      profileAdvice(url, token, env, true),
+      profileAdvice(url, token, env, true, values['keep-exporter'] === true),
   );
   return 0;
 }
@@ -187,12 +193,23 @@ export async function openCodeCommand(argv: string[], io: Io, env: Env): Promise
  * What the user must still do: OpenCode reads its endpoint only from the environment. Warns when
  * the environment already exports OTLP somewhere else.
  */
-function profileAdvice(url: string, token: string | null, env: Env, reveal: boolean): string {
+function profileAdvice(
+  url: string,
+  token: string | null,
+  env: Env,
+  reveal: boolean,
+  keep: boolean,
+): string {
   const had = env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
-  const warning =
-    had !== undefined && had !== '' && had !== url
-      ? `warning: OTEL_EXPORTER_OTLP_ENDPOINT is ${had} in this shell: the line below replaces it, for every OpenTelemetry program started from the shell, not only OpenCode\n`
-      : '';
+  const theirs = had !== undefined && had !== '' && had !== url;
+  if (theirs && keep)
+    return (
+      fanOutAdvice(`OTEL_EXPORTER_OTLP_ENDPOINT=${had} (in this shell)`, url, token) +
+      `(and OTEL_BSP_SCHEDULE_DELAY=${OPENCODE_BATCH_DELAY_MS} in your shell profile: OpenCode exits without sending its last batch of spans)\n`
+    );
+  const warning = theirs
+    ? `${replacesExporter(`OTEL_EXPORTER_OTLP_ENDPOINT=${had} (in this shell)`).trimEnd()}; the line below replaces it for every OpenTelemetry program started from the shell, not only OpenCode\n`
+    : '';
   return (
     warning +
     'OpenCode reads its OTLP endpoint only from the environment: add these lines to your shell profile (~/.bashrc, ~/.zshrc), then open a new shell:\n' +

@@ -24,7 +24,12 @@ import {
   type Keyring,
 } from '../secrets/keyring.ts';
 import { purgeOldVersions } from '../notifier/seal-secrets.ts';
-import { callServer, openStoreOrHolder, refuseHeld } from './held-data-dir.ts';
+import {
+  callServer,
+  openStoreOrHolder,
+  refuseHeld,
+  type ServerElsewhereError,
+} from './held-data-dir.ts';
 import { plural } from '../model/plural.ts';
 
 interface Out {
@@ -54,8 +59,9 @@ export async function secretsCommand(
   config: Config,
   io: Out,
   adminToken?: string,
+  elsewhere?: ServerElsewhereError,
 ): Promise<number> {
-  const { store, locked } = await openStoreOrHolder(config);
+  const { store, locked } = await openStoreOrHolder(config, elsewhere);
   if (locked) {
     // Reading needs no lock: the server holding the embedded database answers it.
     if (subcommand !== 'status') return refuseHeld(`secrets ${subcommand}`, locked, io);

@@ -8,6 +8,7 @@
 import type { Config } from '../config.ts';
 import type { DataDirLockedError } from '../store/data-dir-lock.ts';
 import type { TokenInfo } from '../store/workspaces.ts';
+import type { ServerElsewhereError } from './held-data-dir.ts';
 
 interface Out {
   stdout: (text: string) => void;
@@ -24,6 +25,8 @@ export interface TokenArgs {
   config: Config;
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
+  /** A running server to go through instead of creating a store (held-data-dir.ts). */
+  elsewhere?: ServerElsewhereError | undefined;
 }
 
 function adminTokenOf(
@@ -56,7 +59,7 @@ export async function tokenCommand(
     const name = typeof args.values.name === 'string' ? args.values.name.trim() : '';
     if (typeof workspaceValue !== 'string' || !workspaceOk || scope === undefined) return usage();
     if (args.positionals.length > 0 || args.values.all || args.values.json) return usage();
-    return withStoreOrServer(args.config, io, {
+    return withStoreOrServer(args.config, args.elsewhere, io, {
       direct: async (db) => {
         const { createToken, hasActiveAdmin } = await import('../store/workspaces.ts');
         const refusal = firstTokenRefusal(
@@ -94,7 +97,7 @@ export async function tokenCommand(
       io.stdout(args.values.json ? `${JSON.stringify(tokens, null, 2)}\n` : tokenTable(tokens));
       return 0;
     };
-    return withStoreOrServer(args.config, io, {
+    return withStoreOrServer(args.config, args.elsewhere, io, {
       direct: async (db) => {
         const { listTokens } = await import('../store/workspaces.ts');
         return print(await listTokens(db, workspace, { includeRevoked }));
@@ -132,7 +135,7 @@ export async function tokenCommand(
       io.stdout(`revoked token ${revoked.id} (${describeToken(revoked)})\n`);
       return 0;
     };
-    return withStoreOrServer(args.config, io, {
+    return withStoreOrServer(args.config, args.elsewhere, io, {
       direct: async (db) => {
         const { revokeToken } = await import('../store/workspaces.ts');
         return report(await revokeToken(db, undefined, id));
@@ -159,6 +162,7 @@ export async function tokenCommand(
 /** Opens the store and runs `direct`, or, when a server holds the data directory, `held`. */
 async function withStoreOrServer(
   config: Config,
+  elsewhere: ServerElsewhereError | undefined,
   io: Out,
   run: {
     direct: (db: import('../store/db.ts').Db) => Promise<number>;
@@ -167,7 +171,7 @@ async function withStoreOrServer(
 ): Promise<number> {
   const { openStoreOrHolder } = await import('./held-data-dir.ts');
   const { migrate } = await import('../store/migrate.ts');
-  const { store, locked } = await openStoreOrHolder(config);
+  const { store, locked } = await openStoreOrHolder(config, elsewhere);
   if (locked) return run.held(locked);
   try {
     await migrate(store.db);

@@ -4,7 +4,15 @@
  * ours only, --project; and the plugin folder's hooks match what install writes.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,10 +96,8 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
       encoding: 'utf8',
     });
     expect(passed).toBe('');
-    const backups = readdirSync(config).filter((f) =>
-      f.startsWith('settings.json.rotscope-backup-'),
-    );
-    expect(backups).toHaveLength(1);
+    const backups = readdirSync(config).filter((f) => f.includes('.rotscope-backup'));
+    expect(backups).toEqual(['settings.json.rotscope-backup']);
     expect(read(path.join(config, backups[0]!))).toEqual(USER_SETTINGS);
 
     // The command written runs: Claude Code's status JSON in, the status line out.
@@ -145,12 +151,22 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
       { env },
     );
     expect(locked.code, locked.stderr).toBe(0);
-    expect(read(file).env).toMatchObject({
+    // the token is not in settings.json: a private file beside it, read by the hooks and by
+    // Claude Code's otelHeadersHelper
+    const tokenFile = `${file}.rotscope-token`;
+    const withToken = read(file);
+    expect(JSON.stringify(withToken)).not.toContain(token);
+    expect(withToken.env).toMatchObject({
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4999',
-      OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${token}`,
       ROTSCOPE_URL: 'http://127.0.0.1:4999',
-      ROTSCOPE_TOKEN: token,
+      ROTSCOPE_TOKEN_FILE: tokenFile,
     });
+    expect(withToken.env.OTEL_EXPORTER_OTLP_HEADERS).toBeUndefined();
+    expect(withToken.env.ROTSCOPE_TOKEN).toBeUndefined();
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(tokenFile, 'utf8').trim()).toBe(token);
+    const headers = execFileSync('sh', ['-c', withToken.otelHeadersHelper], { encoding: 'utf8' });
+    expect(JSON.parse(headers)).toEqual({ Authorization: `Bearer ${token}` });
     expect(locked.stdout).toContain('with your token');
 
     const bad = await runCli(['claude-code', 'install', '--url', 'localhost:4318'], { env });
@@ -177,7 +193,11 @@ describe('rotscope claude-code install (the program)', { timeout: 240_000 }, () 
 
     const kept = await runCli(['claude-code', 'install', '--keep-statusline'], { env });
     expect(kept.code, kept.stderr).toBe(0);
-    expect(kept.stdout).not.toContain('warning');
+    expect(kept.stdout).not.toContain('your status line');
+    // their collector is named before it is replaced
+    expect(kept.stdout).toContain(
+      'warning: this replaces your exporter: OTEL_EXPORTER_OTLP_ENDPOINT=http://collector.internal:4318',
+    );
     expect(kept.stdout).toContain('status line (yours, kept)');
     expect(read(file).statusLine).toEqual(own.statusLine);
 

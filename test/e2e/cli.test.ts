@@ -91,8 +91,8 @@ describe('rotscope (the program)', { timeout: 240_000 }, () => {
   it('an unknown command or a bad flag exits 2 with a message, never a stack trace', async () => {
     const cases: Array<[string[], string]> = [
       [['frobnicate'], 'unknown command "frobnicate"'],
-      [['migrate', '--no-such-flag'], "Unknown option '--no-such-flag'"],
-      [['token', 'create', '--workspace'], "Option '--workspace <value>' argument missing"],
+      [['migrate', '--no-such-flag'], 'rotscope migrate: unknown flag --no-such-flag'],
+      [['token', 'create', '--workspace'], 'rotscope token create: --workspace needs a value'],
       [['migrate', '--port', 'seventy'], 'ROTSCOPE_PORT (--port)'],
       [['token', 'create', '--workspace', 'x', '--scope', 'root'], 'usage: rotscope token create'],
       [['token', 'delete'], 'usage: rotscope token create'],

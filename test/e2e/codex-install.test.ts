@@ -58,7 +58,9 @@ describe('rotscope codex install (the program)', { timeout: 240_000 }, () => {
 
     const first = await runCli(args, { env });
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toContain('replaced your [otel] exporters; they are in the backup');
+    expect(first.stdout).toContain(
+      'warning: this replaces your exporter: [otel] exporter = otlp-http https://collector.example/v1/logs',
+    );
     const installed = readFileSync(file, 'utf8');
     expect(otel(file)).toEqual({
       environment: 'prod',
@@ -84,7 +86,7 @@ describe('rotscope codex install (the program)', { timeout: 240_000 }, () => {
     expect(rest).toEqual(userRest);
     expect(installed).toContain('# my Codex settings\nmodel = "gpt-5.5"');
     expect(installed).toContain('# a faster profile\n[profiles.fast]');
-    const backups = readdirSync(home).filter((n) => n.startsWith('config.toml.rotscope-backup-'));
+    const backups = readdirSync(home).filter((n) => n.startsWith('config.toml.rotscope-backup'));
     expect(backups).toHaveLength(1);
     expect(readFileSync(path.join(home, backups[0]!), 'utf8')).toBe(USER_CONFIG);
 

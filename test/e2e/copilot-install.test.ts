@@ -52,7 +52,7 @@ function run(args: string[], env: Record<string, string> = {}) {
 const dir = () => path.join(home, '.copilot');
 const settingsFile = () => path.join(dir(), 'settings.json');
 const read = () => JSON.parse(readFileSync(settingsFile(), 'utf8')) as Record<string, unknown>;
-const backups = () => readdirSync(dir()).filter((f) => f.includes('.rotscope-backup-'));
+const backups = () => readdirSync(dir()).filter((f) => f.includes('.rotscope-backup'));
 
 describe('rotscope copilot install', () => {
   it('merges telemetry.capture.toolOutput with a backup and a warning, once, and --uninstall restores the file exactly', () => {
@@ -115,7 +115,9 @@ describe('rotscope copilot install', () => {
     });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("export OTEL_EXPORTER_OTLP_ENDPOINT='http://127.0.0.1:4318'\n");
-    expect(r.stderr).toContain('OTEL_EXPORTER_OTLP_ENDPOINT is https://collector.example:4318');
+    expect(r.stderr).toContain(
+      'this replaces your exporter: OTEL_EXPORTER_OTLP_ENDPOINT=https://collector.example:4318',
+    );
     expect(r.stderr).toContain('COPILOT_OTEL_FILE_EXPORTER_PATH');
     expect(existsSync(dir())).toBe(false);
   });

@@ -49,7 +49,7 @@ async function run(args: string[], env: Record<string, string> = {}) {
 const dir = () => path.join(home, '.gemini');
 const settingsFile = () => path.join(dir(), 'settings.json');
 const read = () => JSON.parse(readFileSync(settingsFile(), 'utf8')) as Record<string, unknown>;
-const backups = () => readdirSync(dir()).filter((f) => f.includes('.rotscope-backup-'));
+const backups = () => readdirSync(dir()).filter((f) => f.includes('.rotscope-backup'));
 
 describe('rotscope gemini install', () => {
   it('merges the telemetry keys into settings.json with a backup, the token into .env, once', async () => {

@@ -44,7 +44,7 @@ function run(args: string[], env: Record<string, string> = {}, cwd = home) {
 const dir = () => path.join(home, '.config', 'opencode');
 const configFile = () => path.join(dir(), 'opencode.json');
 const read = () => JSON.parse(readFileSync(configFile(), 'utf8')) as Record<string, unknown>;
-const backups = () => readdirSync(dir()).filter((f) => f.includes('.rotscope-backup-'));
+const backups = () => readdirSync(dir()).filter((f) => f.includes('.rotscope-backup'));
 
 describe('rotscope opencode install (the real bin)', () => {
   it('merges experimental.openTelemetry with a backup, prints the profile lines, once; --uninstall restores', () => {
@@ -66,7 +66,9 @@ describe('rotscope opencode install (the real bin)', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(read()).toEqual({ ...MINE, experimental: { openTelemetry: true, batch_tool: true } });
     expect(backups()).toHaveLength(1);
-    expect(first.stdout).toContain('warning: OTEL_EXPORTER_OTLP_ENDPOINT is http://collector:4318');
+    expect(first.stdout).toContain(
+      'warning: this replaces your exporter: OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318',
+    );
     const lines = first.stdout.split('\n').filter((l) => l.startsWith('  export '));
     expect(lines).toEqual([
       '  export OTEL_EXPORTER_OTLP_ENDPOINT=http://10.1.2.3:4318',

@@ -58,7 +58,7 @@ const dir = () => path.join(home, '.qwen');
 const settingsFile = () => path.join(dir(), 'settings.json');
 const text = () => readFileSync(settingsFile(), 'utf8');
 const read = () => JSON.parse(text()) as Record<string, unknown>;
-const backups = () => readdirSync(dir()).filter((f) => f.includes('.rotscope-backup-'));
+const backups = () => readdirSync(dir()).filter((f) => f.includes('.rotscope-backup'));
 
 describe('rotscope qwen install', () => {
   it('merges the telemetry keys with a backup and warnings, once; --uninstall restores exactly', () => {
@@ -69,9 +69,9 @@ describe('rotscope qwen install', () => {
     const dry = run(['install', '--dry-run', '--url', 'http://10.1.2.3:4318', '--token', TOKEN]);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(
-      'warning: telemetry.otlpEndpoint was "http://collector.internal:4317"',
+      'warning: this replaces your exporter: telemetry.otlpEndpoint="http://collector.internal:4317"',
     );
-    expect(dry.stdout).toContain('warning: telemetry.target was "gcp"');
+    expect(dry.stdout).toContain('warning: this replaces your exporter: telemetry.target="gcp"');
     expect(dry.stdout).toMatch(/^\+ {5}"otlpEndpoint": "http:\/\/10\.1\.2\.3:4318",?$/m);
     expect(dry.stdout).toContain('Authorization=Bearer%20********cdef');
     expect(dry.stdout).not.toContain(TOKEN);
@@ -80,7 +80,7 @@ describe('rotscope qwen install', () => {
 
     const first = run(['install', '--url', 'http://10.1.2.3:4318/', '--token', TOKEN]);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toContain('warning: telemetry.otlpEndpoint was');
+    expect(first.stdout).toContain('warning: this replaces your exporter: telemetry.otlpEndpoint=');
     expect(read()).toEqual({
       ...MINE,
       // the user's logPrompts: false is kept; the outfile would take the export: removed
@@ -109,7 +109,7 @@ describe('rotscope qwen install', () => {
     const un = run(['install', '--uninstall']);
     expect(un.code, un.stderr).toBe(0);
     expect(read()).toEqual(MINE);
-    expect(readdirSync(dir()).filter((f) => !f.includes('.rotscope-backup-'))).toEqual([
+    expect(readdirSync(dir()).filter((f) => !f.includes('.rotscope-backup'))).toEqual([
       'settings.json',
     ]);
   });
@@ -129,7 +129,7 @@ describe('rotscope qwen install', () => {
     });
     expect(run(['install', '--uninstall']).code).toBe(0);
     // the file install created goes again (its last state is in the backup)
-    expect(readdirSync(dir()).filter((f) => !f.includes('.rotscope-backup-'))).toEqual([]);
+    expect(readdirSync(dir()).filter((f) => !f.includes('.rotscope-backup'))).toEqual([]);
   });
 
   it('--help, --project, and refusals', () => {

@@ -15,12 +15,14 @@ export interface ChildServer {
 
 export async function startChildServer(
   env: Record<string, string | undefined>,
+  options: { cwd?: string } = {},
 ): Promise<ChildServer> {
   seedDataDir(env);
   // At info: the one "rotscope listening on URL" line is an info line.
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'info'], {
     env: { ...process.env, DATABASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
   let output = '';
   const exited = new Promise<number | string>((resolve) =>

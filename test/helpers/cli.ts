@@ -24,6 +24,8 @@ export function runCli(
     timeoutMs?: number;
     /** Another of the project's commands instead, e.g. bin/rotscope-guard.cjs. */
     bin?: string;
+    /** The working directory (default this process's): a user's folder other than the checkout. */
+    cwd?: string;
   } = {},
 ): Promise<CliResult> {
   const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
@@ -34,6 +36,7 @@ export function runCli(
       ...options.env,
     },
     stdio: ['pipe', 'pipe', 'pipe'],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
   let stdout = '';
   let stderr = '';

@@ -534,7 +534,8 @@ describe('analyze usage errors (exit 2)', () => {
       [TRANSCRIPT, '--window', 'claude-*=100000001'],
       '--window must be MODEL_GLOB=TOKENS with 1..100000000 tokens, e.g. \'claude-*=1000000\' (got "claude-*=100000001")',
     ],
-    [[TRANSCRIPT, '--bogus'], "Unknown option '--bogus'"],
+    [[TRANSCRIPT, '--bogus'], 'unknown flag --bogus'],
+    [[TRANSCRIPT, '--fail-no', 'warning'], 'unknown flag --fail-no; did you mean --fail-on?'],
     [['/nonexistent/rotscope.jsonl'], 'cannot read /nonexistent/rotscope.jsonl: no such file'],
   ])('%j', async (argv, message) => {
     const { code, stdout, stderr } = await analyze(...argv);
