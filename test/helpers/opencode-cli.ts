@@ -105,6 +105,29 @@ export interface OpenCodeSession {
  */
 const BATCH_DELAY_MS = '100';
 
+/**
+ * How each run is made (a `sh -c` script; `$0` is the binary, `$@` `run` and its arguments): an
+ * `opencode serve` on a free loopback port, the run attached to it (`opencode run --attach`), then
+ * the server is given a moment to export and stopped. `opencode run` alone exits before its
+ * exporter sends the last spans (../shared/agents.md "Lossy at exit"; on a quiet machine it lost
+ * the compaction scenario's last two calls in every run): a served OpenCode, like its TUI, is a
+ * process that outlives the model calls, so what it exports is all it made. The model calls and
+ * their spans are the server's; the attached run prints the same `--format json` events.
+ */
+const SERVE_AND_ATTACH = [
+  `port=$("$NODE" -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")`,
+  `unset OPENCODE_CONFIG_JSON OTLP_PORT ROTSCOPE_BIN ROTSCOPE_FROM_SOURCE ROTSCOPE_INSTALL_TOKEN`,
+  `"$0" serve --hostname 127.0.0.1 --port "$port" >"$HOME/serve.log" 2>&1 & server=$!`,
+  // wait (up to 60 s) until it answers
+  `"$NODE" -e "const net=require('net');const t=Date.now();(function go(){const c=net.connect(+process.argv[1],'127.0.0.1',()=>{c.end();process.exit(0)});c.on('error',()=>Date.now()-t>60000?process.exit(1):setTimeout(go,100))})()" "$port"`,
+  // "$1" is `run`: the rest are its arguments
+  `shift; "$0" run --attach "http://127.0.0.1:$port" "$@"; code=$?`,
+  // the attached run may print no event of a short run: the server's sessions say its id
+  `"$NODE" -e "fetch('http://127.0.0.1:'+process.argv[1]+'/session').then(r=>r.text()).then(t=>console.log('sessions: '+t))" "$port"`,
+  // the last spans go out within the batch delay (100 ms) of the run's end
+  `sleep 2; kill "$server"; wait "$server"; exit $code`,
+].join('\n');
+
 /** Starts a fake API and an OTLP relay for one OpenCode session (one or more runs). */
 export async function startOpenCodeSession(
   options: OpenCodeSessionOptions,
@@ -203,7 +226,7 @@ export async function startOpenCodeSession(
         cmd: [
           'sh',
           '-c',
-          `printf "%s" "$OPENCODE_CONFIG_JSON" > "${configFile}"${install} && unset OPENCODE_CONFIG_JSON OTLP_PORT NODE ROTSCOPE_BIN ROTSCOPE_FROM_SOURCE ROTSCOPE_INSTALL_TOKEN && exec "$0" "$@"`,
+          `printf "%s" "$OPENCODE_CONFIG_JSON" > "${configFile}"${install} && ${SERVE_AND_ATTACH}`,
           options.binary,
           ...args,
         ],
@@ -238,7 +261,9 @@ export async function startOpenCodeSession(
         child.on('exit', (code) => resolve(code)),
       );
       clearTimeout(timer);
-      const id = /"sessionID"\s*:\s*"(ses_[^"]+)"/.exec(stdout)?.[1];
+      const id =
+        /"sessionID"\s*:\s*"(ses_[^"]+)"/.exec(stdout)?.[1] ??
+        /^sessions: .*?"id"\s*:\s*"(ses_[^"]+)"/m.exec(stdout)?.[1];
       return { exitCode, stdout, stderr, sessionId: id ?? null, isolated };
     },
     async close() {
