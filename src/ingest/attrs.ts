@@ -157,6 +157,12 @@ export function msToNs(ms: number): string {
   return (BigInt(Math.round(ms)) * 1_000_000n).toString();
 }
 
+/** Unix ns (decimal string) of an ISO 8601 time, or null when it is absent or does not parse. */
+export function isoToNs(iso: string | null): string | null {
+  const ms = iso === null ? NaN : Date.parse(iso);
+  return Number.isFinite(ms) ? msToNs(ms) : null;
+}
+
 /** `ns - ms` as a decimal ns string; returns `ns` unchanged when it is not an integer string. */
 export function minusMs(ns: string, ms: number): string {
   try {

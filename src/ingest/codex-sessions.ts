@@ -30,7 +30,7 @@ import {
   type Normalized,
   type ToolResult,
 } from '../model/calls.ts';
-import { isObj, msToNs, numField } from './attrs.ts';
+import { isObj, isoToNs, numField } from './attrs.ts';
 import { codexCompactionKey, codexRequestId, codexToolResultSpanId, codexUsage } from './codex.ts';
 import { compaction } from './compactions.ts';
 import { streamKeyOf } from './conversation.ts';
@@ -90,9 +90,7 @@ function s(o: Entry, k: string): string | null {
 }
 
 function tsNs(line: Entry): string {
-  const t = s(line, 'timestamp');
-  const ms = t === null ? NaN : Date.parse(t);
-  return Number.isFinite(ms) ? msToNs(ms) : '0';
+  return isoToNs(s(line, 'timestamp')) ?? '0';
 }
 
 /** Characters of a tool output item's `output` as the model gets it (a string, or content parts). */

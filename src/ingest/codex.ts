@@ -20,7 +20,7 @@
  */
 import type { Compaction, LlmCall, Normalized, SpanRole, ToolResult } from '../model/calls.ts';
 import { setAttribute, type Attributes, type LogRecord, type Span } from '../model/telemetry.ts';
-import { bool, cmpNs, msToNs, num, str } from './attrs.ts';
+import { bool, cmpNs, isoToNs, num, str } from './attrs.ts';
 import { compaction } from './compactions.ts';
 import { stripAttributes, stripEvents } from './content.ts';
 import { streamKeyOf } from './conversation.ts';
@@ -122,9 +122,7 @@ function codexEventName(attrs: Attributes): string | null {
 
 /** The event time: `event.timestamp` (ms, the same on the span event and the log), else `fallback`. */
 function eventNs(attrs: Attributes, fallback: string): string {
-  const t = str(attrs, 'event.timestamp');
-  const ms = t === null ? NaN : Date.parse(t);
-  return Number.isFinite(ms) ? msToNs(ms) : fallback;
+  return isoToNs(str(attrs, 'event.timestamp')) ?? fallback;
 }
 
 function traceFactsOf(spans: readonly Span[]): Map<string, TraceFacts> {

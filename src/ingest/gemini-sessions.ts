@@ -20,7 +20,7 @@
  * adds nothing (src/receiver/pipeline.ts, `GEMINI_SESSION_PRODUCER`).
  */
 import type { Compaction, LlmCall, Normalized } from '../model/calls.ts';
-import { isObj } from './attrs.ts';
+import { field as str, isObj, isoToNs } from './attrs.ts';
 import { compaction } from './compactions.ts';
 import { streamKeyOf } from './conversation.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
@@ -48,15 +48,9 @@ export function isGeminiSessionPath(path: string): boolean {
   return /(^|[/\\])chats[/\\]session-[^/\\]*\.jsonl$/.test(path);
 }
 
-const str = (o: Record<string, unknown>, k: string): string | null =>
-  typeof o[k] === 'string' && o[k] !== '' ? o[k] : null;
 const numOf = (o: Record<string, unknown>, k: string): number | null => {
   const v = o[k];
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
-};
-const msNs = (iso: string | null): string | null => {
-  const ms = iso === null ? NaN : Date.parse(iso);
-  return Number.isFinite(ms) ? (BigInt(ms) * 1_000_000n).toString() : null;
 };
 
 /** The characters of one function response the model gets (its `output`, else its JSON). */
@@ -104,7 +98,7 @@ export function normalizeGeminiSession(text: string, ctx: NormalizeContext): Nor
         if (!firstText(m['content']).startsWith('<state_snapshot>') || snapshots.has(m['id']))
           continue;
         snapshots.add(m['id']);
-        const atNs = msNs(str(m, 'timestamp'));
+        const atNs = isoToNs(str(m, 'timestamp'));
         if (atNs === null) continue;
         compactions.push(
           compaction({
@@ -132,7 +126,7 @@ export function normalizeGeminiSession(text: string, ctx: NormalizeContext): Nor
     if (call === undefined) {
       const tokens = isObj(rec['tokens']) ? rec['tokens'] : null;
       const input = tokens === null ? null : numOf(tokens, 'input');
-      const atNs = msNs(str(rec, 'timestamp'));
+      const atNs = isoToNs(str(rec, 'timestamp'));
       if (input === null || atNs === null) continue;
       const model = str(rec, 'model');
       const usage = contextUsage(

@@ -18,7 +18,7 @@
  */
 import type { Compaction, InputParts, LlmCall, Normalized } from '../model/calls.ts';
 import type { Attributes } from '../model/telemetry.ts';
-import { isObj } from './attrs.ts';
+import { field as str, isObj, isoToNs } from './attrs.ts';
 import { compaction } from './compactions.ts';
 import { streamKeyOf } from './conversation.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
@@ -42,16 +42,10 @@ export function isQwenSessionEntry(v: unknown): boolean {
   );
 }
 
-const str = (o: Record<string, unknown>, k: string): string | null =>
-  typeof o[k] === 'string' && o[k] !== '' ? o[k] : null;
 const numOf = (o: Record<string, unknown>, k: string): number | null => {
   const v = o[k];
   const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
   return typeof n === 'number' && Number.isFinite(n) ? n : null;
-};
-const msNs = (iso: string | null): string | null => {
-  const ms = iso === null ? NaN : Date.parse(iso);
-  return Number.isFinite(ms) ? (BigInt(ms) * 1_000_000n).toString() : null;
 };
 
 /** Whether an assistant record's output held a function call, and the last one's name. */
@@ -80,7 +74,7 @@ export function normalizeQwenSession(text: string, ctx: NormalizeContext): Norma
   for (const rec of jsonObjectLines(text)) {
     if (!isQwenSessionEntry(rec)) continue;
     const sessionId = rec['sessionId'] as string;
-    const atNs = msNs(str(rec, 'timestamp'));
+    const atNs = isoToNs(str(rec, 'timestamp'));
     if (atNs === null) continue;
     const streamKey = streamKeyOf(sessionId, null);
     const payload = isObj(rec['systemPayload']) ? rec['systemPayload'] : {};
@@ -103,7 +97,7 @@ export function normalizeQwenSession(text: string, ctx: NormalizeContext): Norma
         qwenSideCall(e as Attributes) ??
         (responseText.includes('<state_snapshot>') ? QWEN_COMPRESSOR : null);
       const model = str(e, 'model');
-      const endNs = msNs(str(e, 'event.timestamp')) ?? atNs;
+      const endNs = isoToNs(str(e, 'event.timestamp')) ?? atNs;
       const dur = numOf(e, 'duration_ms') ?? 0;
       const startNs = (BigInt(endNs) - BigInt(Math.round(dur)) * 1_000_000n).toString();
       let parts: InputParts | null = null;

@@ -29,7 +29,7 @@ import {
   type ToolResult,
 } from '../model/calls.ts';
 import { contextUsageEntry } from '../model/usage-rules.ts';
-import { isObj, msToNs, numField } from './attrs.ts';
+import { isObj, isoToNs, numField } from './attrs.ts';
 import { jsonObjectLines } from './json-lines.ts';
 import { projectReport } from './projects.ts';
 import { compaction, normalizeTrigger } from './compactions.ts';
@@ -122,9 +122,7 @@ function s(o: Line, k: string): string | null {
 }
 
 function tsNs(line: Line): string {
-  const t = s(line, 'timestamp');
-  const ms = t === null ? NaN : Date.parse(t);
-  return Number.isFinite(ms) ? msToNs(ms) : '0';
+  return isoToNs(s(line, 'timestamp')) ?? '0';
 }
 
 /**

@@ -63,7 +63,7 @@ function formatOfRecord(v: unknown): Format | null {
  * is neither. Empty files are transcripts without calls.
  */
 export function inputFormatOf(text: string): Format | null {
-  if (text.trim() === '') return 'claude_code_transcript';
+  if (text.trim() === '') return FALLBACK_FORMAT;
   try {
     const whole = JSON.parse(text) as unknown;
     if (Array.isArray(whole)) return whole.length === 0 ? 'otlp_json' : formatOfRecord(whole[0]);
