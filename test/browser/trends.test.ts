@@ -11,10 +11,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmCall } from '../../src/model/calls.ts';
 import type { FindingDraft } from '../../src/model/findings.ts';
-import { upsertFinding } from '../../src/store/findings.ts';
 import { llmCallRow } from '../../src/store/timeline.ts';
 import { formatCost, formatRate } from '../../ui/src/format.ts';
-import { call } from '../helpers/calls.ts';
+import { callAt, seedFinding } from '../helpers/trends-seed.ts';
 import type { BeforeAfter, Trends } from '../../ui/src/trends/types.ts';
 import type { ConversationList } from '../../ui/src/conversations/types.ts';
 import {
@@ -32,32 +31,13 @@ const DETECTORS = ['context_too_full', 'tool_takeover', 'history_lost', 'output_
 /** The first guard decision: 8 days ago at noon. */
 const GUARD_MS = today - 8 * DAY_MS + 12 * 3_600_000;
 
-function at(conv: string, ms: number, i: number, fields: Partial<LlmCall> = {}): LlmCall {
-  const startNs = (BigInt(ms + i * 1000) * 1_000_000n).toString();
-  return call(conv, i, { spanId: `${conv}-${i}`, startNs, endNs: startNs, ...fields });
-}
-
 describe.skipIf(browserMissing)('Trends and before/after in the console', () => {
   let browser: Browser;
   let server: TestServer;
-  let anchor = 0;
 
   const api = async <T>(path: string) => (await fetch(`${server.url}${path}`)).json() as Promise<T>;
   const finding = (conv: string, detector: FindingDraft['detector']) =>
-    upsertFinding(server.store.db, 'default', {
-      detector,
-      anchor: `a${anchor++}`,
-      severity: 'warning',
-      kind: null,
-      conversationId: conv,
-      streamKey: conv,
-      runId: `run-${conv}`,
-      traceId: `trace-${conv}`,
-      spanId: 'span',
-      model: null,
-      summary: 'seeded',
-      details: {},
-    });
+    seedFinding(server.store.db, conv, detector);
 
   beforeAll(async () => {
     [browser, server] = await Promise.all([launchBrowser(), startTestServer({ loops: false })]);
@@ -67,14 +47,14 @@ describe.skipIf(browserMissing)('Trends and before/after in the console', () => 
     for (let i = 0; i < 22; i++) {
       const model = i % 3 === 0 ? 'gpt-4o' : 'claude-sonnet-4-6';
       calls.push(
-        at(`before-${i}`, GUARD_MS - (1 + (i % 6)) * DAY_MS, 0, {
+        callAt(`before-${i}`, GUARD_MS - (1 + (i % 6)) * DAY_MS, 0, {
           requestModel: model,
           responseModel: model,
           contextTokens: 150_000,
           contextWindow: 200_000,
           costUsd: i % 2 === 0 ? 0.5 : null,
         }),
-        at(`before-${i}`, GUARD_MS - (1 + (i % 6)) * DAY_MS, 1, {
+        callAt(`before-${i}`, GUARD_MS - (1 + (i % 6)) * DAY_MS, 1, {
           requestModel: model,
           responseModel: model,
           contextTokens: 90_000,
@@ -84,7 +64,7 @@ describe.skipIf(browserMissing)('Trends and before/after in the console', () => 
     }
     for (let i = 0; i < 24; i++)
       calls.push(
-        at(`after-${i}`, GUARD_MS + (i % 6) * DAY_MS + 60_000, 0, {
+        callAt(`after-${i}`, GUARD_MS + (i % 6) * DAY_MS + 60_000, 0, {
           requestModel: 'claude-sonnet-4-6',
           responseModel: 'claude-sonnet-4-6',
           contextTokens: 100_000,

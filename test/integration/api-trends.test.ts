@@ -9,9 +9,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmCall } from '../../src/model/calls.ts';
 import type { FindingDraft } from '../../src/model/findings.ts';
-import { upsertFinding } from '../../src/store/findings.ts';
 import { llmCallRow } from '../../src/store/timeline.ts';
-import { call } from '../helpers/calls.ts';
+import { callAt, seedFinding } from '../helpers/trends-seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import type { BeforeAfter, Trends } from '../../ui/src/trends/types.ts';
 
@@ -23,25 +22,6 @@ const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 let server: TestServer;
 
-/** A call of `conv` at `ms` (+ `i` seconds), with its context and window. */
-function at(
-  conv: string,
-  ms: number,
-  i: number,
-  fields: Partial<LlmCall> & { context?: number | null; window?: number | null },
-): LlmCall {
-  const { context, window, ...rest } = fields;
-  const startNs = (BigInt(ms + i * 1000) * 1_000_000n).toString();
-  return call(conv, i, {
-    spanId: `${conv}-${i}`,
-    startNs,
-    endNs: startNs,
-    ...(context !== undefined ? { contextTokens: context, inputTokensRaw: context } : {}),
-    ...(window !== undefined ? { contextWindow: window } : {}),
-    ...rest,
-  });
-}
-
 async function insert(calls: LlmCall[], workspace = 'default') {
   await server.store.db
     .insertInto('llm_calls')
@@ -49,23 +29,8 @@ async function insert(calls: LlmCall[], workspace = 'default') {
     .execute();
 }
 
-let anchor = 0;
-async function finding(conv: string, detector: FindingDraft['detector'], workspace = 'default') {
-  await upsertFinding(server.store.db, workspace, {
-    detector,
-    anchor: `a${anchor++}`,
-    severity: 'warning',
-    kind: null,
-    conversationId: conv,
-    streamKey: conv,
-    runId: `run-${conv}`,
-    traceId: `trace-${conv}`,
-    spanId: 'span',
-    model: null,
-    summary: 'seeded',
-    details: {},
-  });
-}
+const finding = (conv: string, detector: FindingDraft['detector'], workspace = 'default') =>
+  seedFinding(server.store.db, conv, detector, workspace);
 
 /** Any answer of these routes: a trend, a before/after, or an error. */
 type Answer = Trends & BeforeAfter & { error: string; message: string };
@@ -81,19 +46,19 @@ beforeAll(async () => {
   await db.insertInto('workspaces').values({ id: 'other' }).execute();
   // A: gpt-4o two days ago; 100k and 120k of 128k are over 0.7 (89,600), 50k is not
   await insert([
-    at('conv-a', daysAgo(2), 0, {
+    callAt('conv-a', daysAgo(2), 0, {
       requestModel: 'gpt-4o',
       responseModel: 'gpt-4o',
       context: 50_000,
       window: 128_000,
     }),
-    at('conv-a', daysAgo(2), 1, {
+    callAt('conv-a', daysAgo(2), 1, {
       requestModel: 'gpt-4o',
       responseModel: 'gpt-4o',
       context: 100_000,
       window: 128_000,
     }),
-    at('conv-a', daysAgo(2), 2, {
+    callAt('conv-a', daysAgo(2), 2, {
       requestModel: 'gpt-4o',
       responseModel: 'gpt-4o',
       context: 120_000,
@@ -106,7 +71,7 @@ beforeAll(async () => {
   // B: Claude Code two days ago with reported costs; its first call is a side call of another
   // model (the key is the first MAIN call's model), and a call without a window adds nothing
   await insert([
-    at('conv-b', daysAgo(2, 11), 0, {
+    callAt('conv-b', daysAgo(2, 11), 0, {
       producer: 'claude_code_log',
       agentVersion: '2.1.332',
       sideCall: 'title',
@@ -116,7 +81,7 @@ beforeAll(async () => {
       window: 200_000,
       costUsd: 0.125,
     }),
-    at('conv-b', daysAgo(2, 11), 1, {
+    callAt('conv-b', daysAgo(2, 11), 1, {
       producer: 'claude_code_log',
       agentVersion: '2.1.332',
       requestModel: 'claude-sonnet-4-6',
@@ -125,7 +90,7 @@ beforeAll(async () => {
       window: 200_000,
       costUsd: 0.25,
     }),
-    at('conv-b', daysAgo(2, 11), 2, {
+    callAt('conv-b', daysAgo(2, 11), 2, {
       producer: 'claude_code_log',
       agentVersion: '2.1.332',
       requestModel: 'claude-sonnet-4-6',
@@ -142,7 +107,7 @@ beforeAll(async () => {
   await finding('conv-b', 'history_lost');
   // C: gpt-4o yesterday, under the threshold
   await insert([
-    at('conv-c', daysAgo(1), 0, {
+    callAt('conv-c', daysAgo(1), 0, {
       requestModel: 'gpt-4o',
       responseModel: 'gpt-4o',
       context: 10_000,
@@ -152,12 +117,12 @@ beforeAll(async () => {
   await finding('conv-c', 'tool_takeover');
   // D: begun 40 days ago, a call yesterday too: outside a 30-day range whole
   await insert([
-    at('conv-d', daysAgo(40), 0, { context: 190_000, window: 200_000 }),
-    at('conv-d', daysAgo(1), 0, { context: 190_000, window: 200_000 }),
+    callAt('conv-d', daysAgo(40), 0, { context: 190_000, window: 200_000 }),
+    callAt('conv-d', daysAgo(1), 0, { context: 190_000, window: 200_000 }),
   ]);
   await finding('conv-d', 'context_too_full');
   // another workspace's conversation yesterday: never seen
-  await insert([at('conv-x', daysAgo(1), 0, { context: 190_000, window: 200_000 })], 'other');
+  await insert([callAt('conv-x', daysAgo(1), 0, { context: 190_000, window: 200_000 })], 'other');
   await finding('conv-x', 'context_too_full', 'other');
 }, 120_000);
 afterAll(async () => {
@@ -395,9 +360,9 @@ describe('GET /api/trends/before-after', () => {
     const guardMs = daysAgo(60, 12);
     const calls: LlmCall[] = [];
     for (let i = 0; i < 20; i++)
-      calls.push(at(`old-${i}`, guardMs - (1 + (i % 4)) * DAY_MS, 0, {}));
+      calls.push(callAt(`old-${i}`, guardMs - (1 + (i % 4)) * DAY_MS, 0, {}));
     for (let i = 0; i < 25; i++)
-      calls.push(at(`new-${i}`, guardMs + (i % 4) * DAY_MS + 1000, 0, {}));
+      calls.push(callAt(`new-${i}`, guardMs + (i % 4) * DAY_MS + 1000, 0, {}));
     await insert(calls);
     for (let i = 0; i < 10; i++) await finding(`old-${i}`, 'context_too_full');
     for (let i = 0; i < 5; i++) await finding(`new-${i}`, 'context_too_full');
