@@ -106,6 +106,30 @@ describe('Gemini CLI chat files', () => {
     expect(found({ calls, compactions })).toEqual(['history_lost/info/compacted']);
   });
 
+  it('reads a resumed session written in two files (the resume began in another minute) as the one file', () => {
+    // the CLI names a chat file by the minute it started and, resuming after a compression,
+    // writes the header again: in the same minute into the same file, else into a second one
+    const text = chatText('compression');
+    const resumedAt = text.indexOf('\n{"sessionId"') + 1;
+    expect(resumedAt).toBeGreaterThan(0);
+    const read = (name: string, part: string) => {
+      const loaded = readInputText(`/home/u/.gemini/tmp/work/chats/${name}`, part, CTX, 'analyze');
+      if (!loaded.ok) throw new Error(loaded.error);
+      return loaded.file.normalized;
+    };
+    const first = read('session-2026-12-05T03-50-d401056f.jsonl', text.slice(0, resumedAt));
+    const second = read('session-2026-12-05T03-51-d401056f.jsonl', text.slice(resumedAt));
+    const whole = chatFile('compression', 'analyze');
+    const both = {
+      calls: [...first.calls, ...second.calls],
+      compactions: [...first.compactions, ...second.compactions],
+    };
+    expect(both.calls.map((c) => [c.spanId, c.contextTokens])).toEqual(
+      whole.calls.map((c) => [c.spanId, c.contextTokens]),
+    );
+    expect(found(both)).toEqual(found(whole));
+  });
+
   for (const scenario of ['tool-takeover', 'compression']) {
     it(`an import of the chat file after its telemetry counts each call once (${scenario})`, async () => {
       const pipeline = await withTelemetry(scenario);
