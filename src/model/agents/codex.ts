@@ -8,11 +8,14 @@ export const codex = {
   id: 'codex',
   name: 'Codex CLI',
   producers: ['codex', 'codex_session'],
+  // `codex_exec`, `codex_cli_rs`, ...
+  recognize: { producer: 'codex', serviceNamePrefixes: ['codex'] },
   sessionFiles: {
     format: 'codex_session',
     name: 'Codex session file',
     where: '$CODEX_HOME/sessions/**/rollout-*.jsonl',
     producer: 'codex_session',
+    reader: 'codex-sessions',
     // the turn's trace id and the token counts (src/ingest/codex.ts codexRequestId)
     countedOnce: { by: 'request_id' },
   },
