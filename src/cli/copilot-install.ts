@@ -33,6 +33,7 @@ import {
   type Env,
   type Io,
   type Obj,
+  type AgentInstaller,
 } from './install-shared.ts';
 
 export const COPILOT_USAGE =
@@ -222,3 +223,6 @@ export async function copilotCommand(argv: string[], io: Io, env: Env): Promise<
   );
   return 0;
 }
+
+/** This module as its agent's installer (its profile's `installer`, src/model/agents/). */
+export const installer: AgentInstaller = { run: copilotCommand, usage: COPILOT_USAGE };

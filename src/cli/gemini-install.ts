@@ -33,6 +33,7 @@ import {
   type Env,
   type Obj,
   type Io,
+  type AgentInstaller,
 } from './install-shared.ts';
 
 export const GEMINI_USAGE =
@@ -300,3 +301,6 @@ function keepExporter(
     out[key] = telemetry[key] ?? null;
   return out;
 }
+
+/** This module as its agent's installer (its profile's `installer`, src/model/agents/). */
+export const installer: AgentInstaller = { run: geminiCommand, usage: GEMINI_USAGE };

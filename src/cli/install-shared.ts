@@ -24,6 +24,16 @@ export interface Io {
   stderr: (text: string) => void;
 }
 
+/**
+ * What an agent's installer module exports as `installer`: the `<agent>` command and its full
+ * usage (`rotscope <agent> --help`). The agent's profile (src/model/agents/, `installer`) names
+ * the module; src/entry.ts loads it when the command runs.
+ */
+export interface AgentInstaller {
+  run(argv: string[], io: Io, env: Env): Promise<number>;
+  usage: string;
+}
+
 /** The default server: `rotscope serve` on this machine. */
 export const DEFAULT_URL = 'http://127.0.0.1:4318';
 

@@ -32,6 +32,7 @@ import {
   type Env,
   type Io,
   type Obj,
+  type AgentInstaller,
 } from './install-shared.ts';
 
 export const OPENCODE_USAGE =
@@ -219,3 +220,6 @@ function profileAdvice(
     `(OTEL_BSP_SCHEDULE_DELAY: OpenCode sends its spans in batches, every 5 s by default, and \`opencode run\` exits without sending the last batch; ${OPENCODE_BATCH_DELAY_MS} ms sends each span almost as it ends)\n`
   );
 }
+
+/** This module as its agent's installer (its profile's `installer`, src/model/agents/). */
+export const installer: AgentInstaller = { run: openCodeCommand, usage: OPENCODE_USAGE };

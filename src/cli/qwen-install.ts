@@ -32,6 +32,7 @@ import {
   type Env,
   type Obj,
   type Io,
+  type AgentInstaller,
 } from './install-shared.ts';
 
 export const QWEN_USAGE =
@@ -305,3 +306,6 @@ function keepExporter(
     out[key] = telemetry[key] ?? null;
   return out;
 }
+
+/** This module as its agent's installer (its profile's `installer`, src/model/agents/). */
+export const installer: AgentInstaller = { run: qwenCommand, usage: QWEN_USAGE };

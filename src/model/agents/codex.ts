@@ -8,6 +8,12 @@ export const codex = {
   id: 'codex',
   name: 'Codex CLI',
   producers: ['codex', 'codex_session'],
+  installer: {
+    command: 'codex',
+    module: 'codex-install',
+    usage: `  rotscope codex install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
+                                             send Codex CLI's telemetry to rotscope ([otel] in ~/.codex/config.toml)`,
+  },
   // `codex_exec`, `codex_cli_rs`, ...
   recognize: { producer: 'codex', serviceNamePrefixes: ['codex'] },
   sessionFiles: {

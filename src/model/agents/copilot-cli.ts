@@ -8,6 +8,12 @@ export const copilotCli = {
   id: 'copilot_cli',
   name: 'GitHub Copilot CLI',
   producers: ['copilot_cli', 'copilot_session'],
+  installer: {
+    command: 'copilot',
+    module: 'copilot-install',
+    usage: `  rotscope copilot install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run] [--print-env]
+                                             connect GitHub Copilot CLI: tool results on in ~/.copilot/settings.json, the OTLP lines for the shell profile`,
+  },
   recognize: {
     producer: 'copilot_cli',
     serviceNames: ['github-copilot'],

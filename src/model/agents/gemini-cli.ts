@@ -9,6 +9,12 @@ export const geminiCli = {
   id: 'gemini_cli',
   name: 'Gemini CLI',
   producers: ['gemini_cli', 'gemini_cli_session'],
+  installer: {
+    command: 'gemini',
+    module: 'gemini-install',
+    usage: `  rotscope gemini install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
+                                             point Gemini CLI's telemetry (traces, OTLP/HTTP) at a rotscope server in ~/.gemini/settings.json`,
+  },
   recognize: { producer: 'gemini_cli', scopeNames: ['gemini-cli'], serviceNames: ['gemini-cli'] },
   telemetry: {
     runIsSession: true,

@@ -28,6 +28,13 @@ export const AGENT_PROFILES = [
   qwenCode,
 ] as const;
 
+/** The compaction evidence ids the agents' readers give, from their profiles' `compactionEvidence`. */
+export type AgentCompactionEvidence = (typeof AGENT_PROFILES)[number] extends infer P
+  ? P extends { compactionEvidence: infer E }
+    ? keyof E & string
+    : never
+  : never;
+
 /** An agent's id. */
 export type Agent = (typeof AGENT_PROFILES)[number]['id'];
 

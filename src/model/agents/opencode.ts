@@ -8,6 +8,12 @@ export const openCode = {
   id: 'opencode',
   name: 'OpenCode',
   producers: ['opencode'],
+  installer: {
+    command: 'opencode',
+    module: 'opencode-install',
+    usage: `  rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
+                                             turn on OpenCode's model-call spans (opencode.json) and print the OTLP lines for the shell profile`,
+  },
   recognize: { producer: 'opencode', serviceNames: ['opencode'] },
   telemetry: {
     sideCallMarkers: {

@@ -9,6 +9,12 @@ export const qwenCode = {
   id: 'qwen_code',
   name: 'Qwen Code',
   producers: ['qwen_code', 'qwen_code_session'],
+  installer: {
+    command: 'qwen',
+    module: 'qwen-install',
+    usage: `  rotscope qwen install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
+                                             point Qwen Code's telemetry (OTLP/HTTP) at a rotscope server in ~/.qwen/settings.json`,
+  },
   recognize: { producer: 'qwen_code', scopeNames: ['qwen-code'], serviceNames: ['qwen-code'] },
   telemetry: {
     runIsSession: true,

@@ -7,8 +7,6 @@
  * of rotscope needs to know about an agent is read from here, so a new agent is its profile, its
  * reader, its installer and its tests.
  */
-import type { CompactionEvidence } from '../calls.ts';
-
 /** The detectors whose coverage the Coverage page reports. */
 export type CoverageDetector =
   'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
@@ -103,6 +101,16 @@ export interface AgentTelemetry {
   sideCallMarkers?: Readonly<Record<string, string>>;
 }
 
+/** An agent's install command, as src/entry.ts finds and lists it. */
+export interface AgentInstallerEntry {
+  /** The command: `rotscope <command> install`. */
+  command: string;
+  /** The module of src/cli/ that exports the installer. */
+  module: string;
+  /** Its entry in `rotscope --help`. */
+  usage: string;
+}
+
 /** One agent, declared. */
 export interface AgentProfile {
   /** The agent's id (the Coverage page's and the findings' `agent` key). */
@@ -117,13 +125,22 @@ export interface AgentProfile {
    * before evaluation, so a compaction in the logs is seen before the drop it explains.
    */
   splitEvidence?: readonly string[];
+  /**
+   * Its installer, `rotscope <command> install`: the module of src/cli/ (its name without `.ts`)
+   * that exports it as `installer` (src/cli/install-shared.ts `AgentInstaller`), loaded only when
+   * the command runs (src/entry.ts), and its entry in `rotscope --help`.
+   */
+  installer?: AgentInstallerEntry;
   /** How its telemetry is recognized. */
   recognize: AgentRecognition;
   /** Where its telemetry carries what the readers need. */
   telemetry?: AgentTelemetry;
   sessionFiles?: AgentSessionFiles;
-  /** Its compaction markers (their evidence ids) as people read them. */
-  compactionEvidence?: Partial<Record<CompactionEvidence, string>>;
+  /**
+   * Its compaction markers as people read them, by evidence id: these ids are the agent's part of
+   * `CompactionEvidence` (../calls.ts), the evidence its readers give its compactions.
+   */
+  compactionEvidence?: Readonly<Record<string, string>>;
   /** What to turn on in the agent so a blind detector sees its calls. */
   coverageHints: Record<CoverageDetector, string>;
   /** What the agent cannot send whatever is turned on, said beside its calls on Coverage. */
