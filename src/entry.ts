@@ -16,11 +16,14 @@ const STORE_SETTINGS = ['databaseUrl', 'dataDir'] as const;
  * `-h`, on any subcommand too) prints the command's own usage and the settings it reads (`all`:
  * every one, for `serve`), and exits 0.
  */
-const COMMANDS: ReadonlyArray<{
+interface CommandEntry {
   command: string;
   usage: string;
   settings?: 'all' | readonly (keyof Config)[];
-}> = [
+}
+
+/** The commands before the agents' install commands in `rotscope --help`, then those after. */
+const COMMANDS: readonly CommandEntry[] = [
   {
     command: 'serve',
     usage: `  rotscope serve [flags]                     OTLP/HTTP receiver, API, evaluator, notifier (default 127.0.0.1:4318)`,
@@ -58,36 +61,9 @@ const COMMANDS: ReadonlyArray<{
     usage: `  rotscope hook                              Claude Code hook (PreCompact, SessionStart, PostCompact; JSON on stdin):
                                              logs compactions, tells a rotscope server (ROTSCOPE_URL, ROTSCOPE_TOKEN)`,
   },
-  {
-    command: 'claude-code',
-    usage: `  rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline] [--no-guard] [--keep-exporter] [--uninstall] [--dry-run]
-                                             add (or remove) the status line, hooks and telemetry settings in Claude Code's settings.json`,
-  },
-  {
-    command: 'codex',
-    usage: `  rotscope codex install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
-                                             send Codex CLI's telemetry to rotscope ([otel] in ~/.codex/config.toml)`,
-  },
-  {
-    command: 'gemini',
-    usage: `  rotscope gemini install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
-                                             point Gemini CLI's telemetry (traces, OTLP/HTTP) at a rotscope server in ~/.gemini/settings.json`,
-  },
-  {
-    command: 'copilot',
-    usage: `  rotscope copilot install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run] [--print-env]
-                                             connect GitHub Copilot CLI: tool results on in ~/.copilot/settings.json, the OTLP lines for the shell profile`,
-  },
-  {
-    command: 'opencode',
-    usage: `  rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
-                                             turn on OpenCode's model-call spans (opencode.json) and print the OTLP lines for the shell profile`,
-  },
-  {
-    command: 'qwen',
-    usage: `  rotscope qwen install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
-                                             point Qwen Code's telemetry (OTLP/HTTP) at a rotscope server in ~/.qwen/settings.json`,
-  },
+];
+
+const COMMANDS_AFTER_AGENTS: readonly CommandEntry[] = [
   {
     command: 'analyze',
     usage: `  rotscope analyze FILE... [--json] [--fail-on SEVERITY]
@@ -118,11 +94,40 @@ ${Object.entries(ENV_NAMES)
 `;
 }
 
+/**
+ * The agents' install commands (`rotscope qwen install`, ...), declared by their profiles
+ * (src/model/agents/, `installer`): read only when a command is not one of the above, or for help,
+ * so `--version` and the other commands load no profile.
+ */
+async function agentInstallers() {
+  const { AGENT_PROFILES } = await import('./model/agents/index.ts');
+  return (AGENT_PROFILES as readonly import('./model/agents/index.ts').AgentProfile[]).flatMap(
+    (p) => (p.installer === undefined ? [] : [p.installer]),
+  );
+}
+
+/** The install command of an agent (its profile's `installer.module` of src/cli/), if `command` is one. */
+async function agentInstaller(
+  command: string,
+): Promise<import('./cli/install-shared.ts').AgentInstaller | undefined> {
+  const entry = (await agentInstallers()).find((i) => i.command === command);
+  if (entry === undefined) return undefined;
+  const module = (await import(`./cli/${entry.module}.ts`)) as {
+    installer: import('./cli/install-shared.ts').AgentInstaller;
+  };
+  return module.installer;
+}
+
+/** Every command's usage entry, in `rotscope --help` order. */
+async function allCommands(): Promise<CommandEntry[]> {
+  return [...COMMANDS, ...(await agentInstallers()), ...COMMANDS_AFTER_AGENTS];
+}
+
 async function help(): Promise<string> {
   return `rotscope: finds context rot in LLM agents from their OpenTelemetry data
 
 Usage:
-${COMMANDS.map((c) => c.usage).join('\n')}
+${(await allCommands()).map((c) => c.usage).join('\n')}
   rotscope --version                         print the version
   rotscope COMMAND --help                    help on one command
 
@@ -131,8 +136,8 @@ ${await settingsHelp()}`;
 
 /** `rotscope COMMAND --help`: the command's usage (and its settings when it reads them). */
 async function commandHelp(command: string): Promise<string | null> {
-  const entry = COMMANDS.find((c) => c.command === command);
-  if (entry === undefined) return null;
+  const entry = [...COMMANDS, ...COMMANDS_AFTER_AGENTS].find((c) => c.command === command);
+  if (entry === undefined) return (await agentInstaller(command))?.usage ?? null;
   const own = await ownUsage(command);
   if (own !== undefined) return own;
   return `Usage:\n${entry.usage}\n${entry.settings !== undefined ? `\n${await settingsHelp(entry.settings)}` : ''}`;
@@ -143,18 +148,6 @@ async function ownUsage(command: string): Promise<string | undefined> {
   switch (command) {
     case 'analyze':
       return (await import('./cli/analyze.ts')).ANALYZE_USAGE;
-    case 'claude-code':
-      return (await import('./cli/claude-code-install.ts')).CLAUDE_CODE_USAGE;
-    case 'codex':
-      return (await import('./cli/codex-install.ts')).CODEX_USAGE;
-    case 'gemini':
-      return (await import('./cli/gemini-install.ts')).GEMINI_USAGE;
-    case 'copilot':
-      return (await import('./cli/copilot-install.ts')).COPILOT_USAGE;
-    case 'opencode':
-      return (await import('./cli/opencode-install.ts')).OPENCODE_USAGE;
-    case 'qwen':
-      return (await import('./cli/qwen-install.ts')).QWEN_USAGE;
     default:
       return undefined;
   }
@@ -395,30 +388,6 @@ export async function run(
       const { hookCommand } = await import('./cli/hook.ts');
       return hookCommand((await io.readStdin?.()) ?? '', io, env);
     }
-    case 'claude-code': {
-      const { claudeCodeCommand } = await import('./cli/claude-code-install.ts');
-      return claudeCodeCommand(rest, io, env);
-    }
-    case 'codex': {
-      const { codexCommand } = await import('./cli/codex-install.ts');
-      return codexCommand(rest, io, env);
-    }
-    case 'gemini': {
-      const { geminiCommand } = await import('./cli/gemini-install.ts');
-      return geminiCommand(rest, io, env);
-    }
-    case 'copilot': {
-      const { copilotCommand } = await import('./cli/copilot-install.ts');
-      return copilotCommand(rest, io, env);
-    }
-    case 'opencode': {
-      const { openCodeCommand } = await import('./cli/opencode-install.ts');
-      return openCodeCommand(rest, io, env);
-    }
-    case 'qwen': {
-      const { qwenCommand } = await import('./cli/qwen-install.ts');
-      return qwenCommand(rest, io, env);
-    }
     case 'analyze': {
       const { analyzeCommand } = await import('./cli/analyze.ts');
       return analyzeCommand(rest, io);
@@ -433,9 +402,13 @@ export async function run(
     case '-h':
       io.stdout(await help());
       return command === undefined ? 2 : 0;
-    default:
+    default: {
+      // an agent's install command (`rotscope qwen install`), declared by its profile
+      const installer = await agentInstaller(command);
+      if (installer !== undefined) return installer.run(rest, io, env);
       io.stderr(`unknown command "${command}"\n\n${await help()}`);
       return 2;
+    }
   }
 }
 

@@ -30,6 +30,7 @@ import {
   type Env,
   type Io,
   type Obj,
+  type AgentInstaller,
 } from './install-shared.ts';
 
 export const CLAUDE_CODE_USAGE = `usage: rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline]
@@ -527,3 +528,6 @@ function alreadyOurs(settingsEnv: Obj, base: string): boolean {
 function hasOurs(settings: Obj): boolean {
   return !sameSettings(withoutOurs(settings), settings) || isOurs(settings.otelHeadersHelper);
 }
+
+/** This module as its agent's installer (its profile's `installer`, src/model/agents/). */
+export const installer: AgentInstaller = { run: claudeCodeCommand, usage: CLAUDE_CODE_USAGE };

@@ -31,6 +31,7 @@ import {
   installFlags,
   type Env,
   type Io,
+  type AgentInstaller,
 } from './install-shared.ts';
 
 type Table = Record<string, unknown>;
@@ -312,3 +313,6 @@ export async function codexCommand(argv: string[], io: Io, env: Env): Promise<nu
   );
   return 0;
 }
+
+/** This module as its agent's installer (its profile's `installer`, src/model/agents/). */
+export const installer: AgentInstaller = { run: codexCommand, usage: CODEX_USAGE };

@@ -18,12 +18,11 @@
  *   endpoint, or the file exporter).
  * Running it twice changes nothing; `--dry-run` prints the diff and writes nothing.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import {
   backup,
-  DEFAULT_URL,
   fanOutAdvice,
   replacesExporter,
   fileDiff,
@@ -33,6 +32,11 @@ import {
   type Env,
   type Io,
   type Obj,
+  type AgentInstaller,
+  readInstallState,
+  readText,
+  same,
+  serverAndToken,
 } from './install-shared.ts';
 
 export const COPILOT_USAGE =
@@ -51,8 +55,6 @@ interface InstallState {
   /** Whether settings.json was absent or empty before. */
   fileAbsent: boolean;
 }
-
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The folder of Copilot CLI's settings.json: `$COPILOT_HOME`, else `~/.copilot`. */
 export function copilotHome(env: Env): string {
@@ -107,8 +109,6 @@ function environmentWarnings(env: Env, url: string): string[] {
   return out;
 }
 
-const readText = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
-
 /** The `copilot` command. Exit 0 done, 1 settings.json unreadable, 2 bad usage. */
 export async function copilotCommand(argv: string[], io: Io, env: Env): Promise<number> {
   const values = installFlags(argv, io, COPILOT_USAGE, {
@@ -120,18 +120,9 @@ export async function copilotCommand(argv: string[], io: Io, env: Env): Promise<
     'keep-exporter': { type: 'boolean' },
   });
   if (values === null) return 2;
-  const url = (values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL)).replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(url)) {
-    io.stderr(
-      `rotscope: --url must be an http(s) URL of a rotscope server, not ${JSON.stringify(url)}\n`,
-    );
-    return 2;
-  }
-  const token = values.token ?? (env.ROTSCOPE_TOKEN || null);
-  if (token !== null && !/^[\x21-\x7e]+$/.test(token)) {
-    io.stderr('rotscope: the token must be printable ASCII without spaces\n');
-    return 2;
-  }
+  const server = serverAndToken(values, env, io);
+  if (server === null) return 2;
+  const { url, token } = server;
   // an endpoint of the user's in this shell: replaced by the lines below, unless kept
   const shellEndpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
   const theirs = shellEndpoint && shellEndpoint !== url ? shellEndpoint : undefined;
@@ -149,14 +140,7 @@ export async function copilotCommand(argv: string[], io: Io, env: Env): Promise<
   const before = readText(file);
   const settings = parseSettingsJson(file, before, io);
   if (settings === undefined) return 1;
-  let state: InstallState | null = null;
-  try {
-    state = existsSync(stateFile)
-      ? (JSON.parse(readFileSync(stateFile, 'utf8')) as InstallState)
-      : null;
-  } catch {
-    state = null;
-  }
+  const state = readInstallState<InstallState>(stateFile);
   const current = obj(obj(settings.telemetry)?.capture)?.toolOutput ?? null;
 
   let next: Obj;
@@ -222,3 +206,6 @@ export async function copilotCommand(argv: string[], io: Io, env: Env): Promise<
   );
   return 0;
 }
+
+/** This module as its agent's installer (its profile's `installer`, src/model/agents/). */
+export const installer: AgentInstaller = { run: copilotCommand, usage: COPILOT_USAGE };

@@ -24,8 +24,65 @@ export interface Io {
   stderr: (text: string) => void;
 }
 
+/**
+ * What an agent's installer module exports as `installer`: the `<agent>` command and its full
+ * usage (`rotscope <agent> --help`). The agent's profile (src/model/agents/, `installer`) names
+ * the module; src/entry.ts loads it when the command runs.
+ */
+export interface AgentInstaller {
+  run(argv: string[], io: Io, env: Env): Promise<number>;
+  usage: string;
+}
+
 /** The default server: `rotscope serve` on this machine. */
 export const DEFAULT_URL = 'http://127.0.0.1:4318';
+
+/** Two JSON values alike. */
+export const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** A file's text; '' when there is none. */
+export const readText = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+
+/** An install's state file (what it replaced), parsed; null when there is none or it does not parse. */
+export function readInstallState<T>(file: string): T | null {
+  try {
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The server to send to and its token: `--url` (else ROTSCOPE_URL, else the default, trailing
+ * slashes cut) and `--token` (else ROTSCOPE_TOKEN; null: none). Null, with the reason on stderr
+ * (exit 2), when the URL is not http(s) or the token not printable ASCII without spaces (nor
+ * commas, with `noCommas`: it goes into a comma-separated header list).
+ */
+export function serverAndToken(
+  values: { url?: string | undefined; token?: string | undefined },
+  env: Env,
+  io: Io,
+  options: { noCommas?: boolean } = {},
+): { url: string; token: string | null } | null {
+  const url = (values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL)).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(url)) {
+    io.stderr(
+      `rotscope: --url must be an http(s) URL of a rotscope server, not ${JSON.stringify(url)}\n`,
+    );
+    return null;
+  }
+  const token = values.token ?? (env.ROTSCOPE_TOKEN || null);
+  if (options.noCommas === true) {
+    if ((token !== null && !/^[\x21-\x7e]+$/.test(token)) || token?.includes(',') === true) {
+      io.stderr('rotscope: the token must be printable ASCII without spaces or commas\n');
+      return null;
+    }
+  } else if (token !== null && !/^[\x21-\x7e]+$/.test(token)) {
+    io.stderr('rotscope: the token must be printable ASCII without spaces\n');
+    return null;
+  }
+  return { url, token };
+}
 
 export const obj = (v: unknown): Obj | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
@@ -159,7 +216,6 @@ export function replacedTelemetry(
   installed: Obj,
   earlier: Obj | undefined,
 ): string[] {
-  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const out: string[] = [];
   for (const key of ['otlpEndpoint', 'target', 'outfile']) {
     const had = telemetry[key];

@@ -17,12 +17,11 @@
  *   already sends OTLP elsewhere (the variable is shared by every OpenTelemetry program).
  * Running it twice changes nothing; `--dry-run` prints the diff and writes nothing.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import {
   backup,
-  DEFAULT_URL,
   fanOutAdvice,
   replacesExporter,
   fileDiff,
@@ -32,6 +31,11 @@ import {
   type Env,
   type Io,
   type Obj,
+  type AgentInstaller,
+  readInstallState,
+  readText,
+  same,
+  serverAndToken,
 } from './install-shared.ts';
 
 export const OPENCODE_USAGE =
@@ -51,8 +55,6 @@ interface InstallState {
   experimentalAbsent: boolean;
   fileAbsent: boolean;
 }
-
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** opencode.json and the folder of rotscope's state file for `--user` (default) or `--project`. */
 export function openCodeConfigPaths(
@@ -90,8 +92,6 @@ export function openCodeProfileLines(url: string, token: string | null, reveal =
   ];
 }
 
-const readText = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
-
 /** The `opencode` command. Exit 0 done, 1 opencode.json unreadable, 2 bad usage. */
 export async function openCodeCommand(argv: string[], io: Io, env: Env): Promise<number> {
   const values = installFlags(argv, io, OPENCODE_USAGE, {
@@ -104,32 +104,16 @@ export async function openCodeCommand(argv: string[], io: Io, env: Env): Promise
     'keep-exporter': { type: 'boolean' },
   });
   if (values === null) return 2;
-  const url = (values.url ?? (env.ROTSCOPE_URL || DEFAULT_URL)).replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(url)) {
-    io.stderr(
-      `rotscope: --url must be an http(s) URL of a rotscope server, not ${JSON.stringify(url)}\n`,
-    );
-    return 2;
-  }
-  const token = values.token ?? (env.ROTSCOPE_TOKEN || null);
-  if ((token !== null && !/^[\x21-\x7e]+$/.test(token)) || token?.includes(',') === true) {
-    io.stderr('rotscope: the token must be printable ASCII without spaces or commas\n');
-    return 2;
-  }
+  const server = serverAndToken(values, env, io, { noCommas: true });
+  if (server === null) return 2;
+  const { url, token } = server;
 
   const { file, stateDir } = openCodeConfigPaths(values.project ? 'project' : 'user', env);
   const stateFile = path.join(stateDir, STATE_FILE);
   const before = readText(file);
   const config = parseSettingsJson(file, before, io);
   if (config === undefined) return 1;
-  let state: InstallState | null = null;
-  try {
-    state = existsSync(stateFile)
-      ? (JSON.parse(readFileSync(stateFile, 'utf8')) as InstallState)
-      : null;
-  } catch {
-    state = null;
-  }
+  const state = readInstallState<InstallState>(stateFile);
   const current = obj(config.experimental)?.openTelemetry ?? null;
 
   let next: Obj;
@@ -219,3 +203,6 @@ function profileAdvice(
     `(OTEL_BSP_SCHEDULE_DELAY: OpenCode sends its spans in batches, every 5 s by default, and \`opencode run\` exits without sending the last batch; ${OPENCODE_BATCH_DELAY_MS} ms sends each span almost as it ends)\n`
   );
 }
+
+/** This module as its agent's installer (its profile's `installer`, src/model/agents/). */
+export const installer: AgentInstaller = { run: openCodeCommand, usage: OPENCODE_USAGE };

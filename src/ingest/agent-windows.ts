@@ -1,6 +1,7 @@
 /**
  * Windows the agent itself reports (DESIGN §5, issue 34 §1): the number it judges its own context
  * against, which wins over the catalog (a workspace override still wins over it).
+ * Where each agent reports it is its profile's `telemetry.window` (src/model/agents/):
  * - On the call: Qwen Code's `qwen-code.context.usage` (a JSON string on every
  *   `qwen-code.llm_request` span) with `window_size_tokens`; GitHub Copilot CLI's
  *   `github.copilot.session.usage_info` events (on its `invoke_agent` span, the ancestor of the
@@ -11,6 +12,7 @@
  *   conversation, a model and its window. The receiver stores it (src/store/agent-windows.ts):
  *   the conversation's calls of that model, stored before or after, get it (source `agent`).
  */
+import { AGENT_PROFILES, type AgentProfile } from '../model/agents/index.ts';
 import type { ReportedWindow } from '../model/calls.ts';
 import type { Attributes, Span } from '../model/telemetry.ts';
 import { json, num, str } from './attrs.ts';
@@ -46,26 +48,39 @@ export function reportedWindowOf(workspaceId: string, span: Span): ReportedWindo
   };
 }
 
-/** Qwen Code's window on its own LLM span: `qwen-code.context.usage` → `window_size_tokens`. */
+const WINDOWS = (AGENT_PROFILES as readonly AgentProfile[]).flatMap((p) =>
+  p.telemetry?.window !== undefined ? [p.telemetry.window] : [],
+);
+const ON_CALL = WINDOWS.flatMap((w) => (w.onCall !== undefined ? [w.onCall] : []));
+const ON_RUN_EVENT = WINDOWS.flatMap((w) => (w.onRunEvent !== undefined ? [w.onRunEvent] : []));
+
+/**
+ * The window an agent reports on its own LLM span (`onCall`: Qwen Code's
+ * `qwen-code.context.usage` → `window_size_tokens`), else null.
+ */
 export function callReportedWindow(attrs: Attributes): number | null {
-  const usage = attrs['qwen-code.context.usage'];
-  if (typeof usage === 'string') {
-    const v = json(usage);
-    if (typeof v === 'object' && v !== null && !Array.isArray(v))
-      return tokens((v as Record<string, unknown>)['window_size_tokens']);
+  for (const at of ON_CALL) {
+    const usage = attrs[at.attribute];
+    if (typeof usage === 'string') {
+      const v = json(usage);
+      if (typeof v === 'object' && v !== null && !Array.isArray(v))
+        return tokens((v as Record<string, unknown>)[at.field]);
+    }
   }
   return null;
 }
 
 /**
- * GitHub Copilot CLI's window on its `invoke_agent` span: the last
- * `github.copilot.session.usage_info` event's `github.copilot.token_limit`, else null.
+ * The window an agent reports in events of the span of its run (`onRunEvent`: GitHub Copilot
+ * CLI's `invoke_agent` span, the last `github.copilot.session.usage_info` event's
+ * `github.copilot.token_limit`), else null.
  */
 export function eventReportedWindow(span: Span): number | null {
   let found: number | null = null;
-  for (const event of span.events) {
-    if (event.name !== 'github.copilot.session.usage_info') continue;
-    found = tokens(num(event.attributes, 'github.copilot.token_limit')) ?? found;
-  }
+  for (const event of span.events)
+    for (const at of ON_RUN_EVENT) {
+      if (event.name !== at.event) continue;
+      found = tokens(num(event.attributes, at.attribute)) ?? found;
+    }
   return found;
 }

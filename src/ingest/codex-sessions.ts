@@ -38,7 +38,7 @@ import { classifyFinishReason } from './finish.ts';
 import { spanIdFor, traceIdFor } from './ids.ts';
 import { partsFromBytes } from './tool-parts.ts';
 import { projectReport } from './projects.ts';
-import type { NormalizeContext } from './types.ts';
+import type { NormalizeContext, SessionFileReader } from './types.ts';
 import { reportedWindowFor } from './windows.ts';
 import { jsonObjectLines } from './json-lines.ts';
 
@@ -376,3 +376,10 @@ function readError(st: State, p: Entry): void {
   last.finishReasonRaw = m[1] ?? null;
   last.finishClass = classifyFinishReason(last.finishReasonRaw);
 }
+
+/** This module as the reader of its agent's session files (../model/agents/, `sessionFiles.reader`). */
+export const sessionFileReader: SessionFileReader = {
+  isEntry: isCodexSessionEntry,
+  isPath: isCodexSessionPath,
+  normalize: normalizeCodexSession,
+};

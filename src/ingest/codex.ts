@@ -18,6 +18,8 @@
  * is the conversation, as for Claude Code (one trace per turn). Calls carry a request identity
  * the session files can rebuild (`codexRequestId`).
  */
+import { codex } from '../model/agents/codex.ts';
+import { recognizesResource } from '../model/agents/index.ts';
 import type { Compaction, LlmCall, Normalized, SpanRole, ToolResult } from '../model/calls.ts';
 import { setAttribute, type Attributes, type LogRecord, type Span } from '../model/telemetry.ts';
 import { bool, cmpNs, isoToNs, num, str } from './attrs.ts';
@@ -30,7 +32,7 @@ import type { NormalizeContext } from './types.ts';
 import { contextWindowFor } from './windows.ts';
 
 /** The producer of calls read from Codex telemetry. */
-export const CODEX_PRODUCER = 'codex';
+export const CODEX_PRODUCER = codex.recognize.producer;
 /** The source of tool results read from Codex telemetry (span events and logs alike). */
 export const CODEX_TOOL_RESULT_SOURCE = 'codex';
 
@@ -44,8 +46,7 @@ export const CODEX_TRUNCATED_OUTPUT_BYTES = 40_000;
 
 /** True for a span or log record of Codex (its `service.name` is `codex_exec`, `codex_cli_rs`, ...). */
 export function isCodexResource(resource: Attributes): boolean {
-  const name = resource['service.name'];
-  return typeof name === 'string' && name.startsWith('codex');
+  return recognizesResource(codex.recognize, resource);
 }
 
 /**

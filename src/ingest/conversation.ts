@@ -15,18 +15,27 @@ const CONVERSATION_KEYS = [
 ] as const;
 
 /**
- * Claude Code's conversation is always its `session.id`: from 2.1.3xx its spans also carry
- * `gen_ai.conversation.id`, which on a sub-agent's spans is the sub-agent's id (conventions
- * §5.0.1), a stream of the session and not a conversation of its own.
+ * The keys an agent's conversation id is read from: its own first (its profile's
+ * `telemetry.conversationKeys`, src/model/agents/; e.g. Claude Code's is always its `session.id`:
+ * from 2.1.3xx its spans also carry `gen_ai.conversation.id`, which on a sub-agent's spans is the
+ * sub-agent's id, conventions §5.0.1), then the generic ones.
  */
-const CLAUDE_CODE_CONVERSATION_KEYS = [
-  'session.id',
-  ...CONVERSATION_KEYS.filter((k) => k !== 'session.id'),
-] as const;
+const KEYS_FIRST = new WeakMap<readonly string[], readonly string[]>();
+function keysWith(first: readonly string[]): readonly string[] {
+  let keys = KEYS_FIRST.get(first);
+  if (keys === undefined) {
+    keys = [...first, ...CONVERSATION_KEYS.filter((k) => !first.includes(k))];
+    KEYS_FIRST.set(first, keys);
+  }
+  return keys;
+}
 
-/** The conversation id sent on these attributes (§9.2 rules 1–5), or null. */
-export function conversationIdOf(attrs: Attributes, claudeCode = false): string | null {
-  for (const k of claudeCode ? CLAUDE_CODE_CONVERSATION_KEYS : CONVERSATION_KEYS) {
+/**
+ * The conversation id sent on these attributes (§9.2 rules 1–5), or null; `first`: the keys the
+ * producer's own conversation id is on, tried first.
+ */
+export function conversationIdOf(attrs: Attributes, first?: readonly string[]): string | null {
+  for (const k of first === undefined ? CONVERSATION_KEYS : keysWith(first)) {
     const v = attrs[k];
     if (typeof v === 'string' && v !== '') return v;
     if (typeof v === 'number') return String(v);

@@ -36,7 +36,7 @@ import { spanIdFor, traceIdFor } from './ids.ts';
 import { jsonObjectLines } from './json-lines.ts';
 import { projectReport } from './projects.ts';
 import { partsFromBytes } from './tool-parts.ts';
-import type { NormalizeContext } from './types.ts';
+import type { NormalizeContext, SessionFileReader } from './types.ts';
 import { reportedWindowFor } from './windows.ts';
 
 /** The producer of calls read from Copilot CLI session files. */
@@ -228,3 +228,10 @@ export function normalizeCopilotSession(
       calls[i] = { ...call, outputToolCall: false };
   return { calls, toolResults: [], compactions, projects: latestProjects(projects) };
 }
+
+/** This module as the reader of its agent's session files (../model/agents/, `sessionFiles.reader`). */
+export const sessionFileReader: SessionFileReader = {
+  isEntry: isCopilotSessionEntry,
+  isPath: isCopilotSessionPath,
+  normalize: normalizeCopilotSession,
+};

@@ -22,27 +22,19 @@
  * - The summary call of its compaction is not exported.
  */
 import type { Compaction, LlmCall, ReportedWindow, ToolResult } from '../model/calls.ts';
+import { copilotCli } from '../model/agents/copilot-cli.ts';
+import { recognizes } from '../model/agents/index.ts';
 import type { Span } from '../model/telemetry.ts';
 import { cmpNs, json, str } from './attrs.ts';
 import { fromSemconv, systemInstructionsSize } from './messages.ts';
 import { partsFromBytes } from './tool-parts.ts';
 
 /** The producer id of GitHub Copilot CLI's calls. */
-export const COPILOT_PRODUCER = 'copilot_cli';
+export const COPILOT_PRODUCER = copilotCli.recognize.producer;
 
-/** The compaction events Copilot CLI puts on its `invoke_agent` span. */
-export const COPILOT_COMPACTION_START = 'github.copilot.session.compaction_start';
-export const COPILOT_COMPACTION_COMPLETE = 'github.copilot.session.compaction_complete';
-
-/** True for a span of GitHub Copilot CLI's own telemetry. */
+/** True for a span of GitHub Copilot CLI's own telemetry (its profile's `recognize`). */
 export function isCopilotSpan(span: Span): boolean {
-  return span.resource['service.name'] === 'github-copilot' || span.scope.name === 'github.copilot';
-}
-
-/** True for a Copilot compaction event that is not a compaction of its own (its start, or a failed one). */
-export function isCopilotNonCompaction(name: string, attrs: Span['attributes']): boolean {
-  if (name === COPILOT_COMPACTION_START) return true;
-  return name === COPILOT_COMPACTION_COMPLETE && attrs['github.copilot.success'] === false;
+  return recognizes(copilotCli.recognize, span);
 }
 
 const isToolSpan = (s: Span) =>

@@ -27,7 +27,7 @@ import { spanIdFor, traceIdFor } from './ids.ts';
 import { jsonObjectLines } from './json-lines.ts';
 import { contextUsage } from './tokens.ts';
 import { partsFromBytes } from './tool-parts.ts';
-import type { NormalizeContext } from './types.ts';
+import type { NormalizeContext, SessionFileReader } from './types.ts';
 import { reportedWindowFor } from './windows.ts';
 
 /** The producer of calls read from Gemini CLI chat files. */
@@ -194,3 +194,10 @@ export function normalizeGeminiSession(text: string, ctx: NormalizeContext): Nor
   }
   return { calls, toolResults: [], compactions };
 }
+
+/** This module as the reader of its agent's session files (../model/agents/, `sessionFiles.reader`). */
+export const sessionFileReader: SessionFileReader = {
+  isEntry: isGeminiSessionEntry,
+  isPath: isGeminiSessionPath,
+  normalize: (text, ctx) => normalizeGeminiSession(text, ctx),
+};

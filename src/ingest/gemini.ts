@@ -23,6 +23,8 @@
  *   `gemini_cli.tool_output_masking` (old tool outputs replaced by a stub) one of kind
  *   `clear_tool_results`.
  */
+import { geminiCli } from '../model/agents/gemini-cli.ts';
+import { recognizes } from '../model/agents/index.ts';
 import type { Compaction, FinishClass, InputParts, ToolResult } from '../model/calls.ts';
 import type { Attributes, AttrValue, LogRecord, Span } from '../model/telemetry.ts';
 import { cmpNs, isObj, json, minusMs, num, str } from './attrs.ts';
@@ -35,21 +37,27 @@ import { partsFromBytes } from './tool-parts.ts';
 import type { NormalizeContext } from './types.ts';
 
 /** The producer id of Gemini CLI's calls. */
-export const GEMINI_PRODUCER = 'gemini_cli';
+export const GEMINI_PRODUCER = geminiCli.recognize.producer;
 /** The source of tool results read from `gemini_cli.tool_call` logs. */
 export const GEMINI_TOOL_LOG_SOURCE = 'gemini_cli_log';
 
-export const GEMINI_API_REQUEST = 'gemini_cli.api_request';
-export const GEMINI_API_RESPONSE = 'gemini_cli.api_response';
+/** Its log events and their attributes (its profile's `telemetry`). */
+const EVENTS = geminiCli.telemetry.logEvents;
+const COMPACTION_EVENTS: ReadonlyMap<string, 'summarize' | 'clear_tool_results'> = new Map(
+  Object.entries(EVENTS.compactions),
+);
+const TOOL_KEYS = geminiCli.telemetry.toolCallKeys;
+const COMPACTION_KEYS = geminiCli.telemetry.compactionKeys;
+export const GEMINI_API_REQUEST = EVENTS.apiRequest;
+export const GEMINI_API_RESPONSE = EVENTS.apiResponse;
 
 /** The Gemini CLI events kept and read; its other events (config, routing, ...) are dropped. */
 const KEPT_EVENTS = new Set([
   GEMINI_API_REQUEST,
   GEMINI_API_RESPONSE,
-  'gemini_cli.api_error',
-  'gemini_cli.tool_call',
-  'gemini_cli.chat_compression',
-  'gemini_cli.tool_output_masking',
+  EVENTS.apiError,
+  EVENTS.toolCall,
+  ...COMPACTION_EVENTS.keys(),
 ]);
 
 /** A response may be logged this long after its request beyond its own `duration_ms`. */
@@ -57,7 +65,7 @@ const JOIN_SLACK_MS = 5_000;
 
 /** True for a span of Gemini CLI's own telemetry (scope or service `gemini-cli`). */
 export function isGeminiCliSpan(span: Pick<Span, 'scope' | 'resource'>): boolean {
-  return span.scope.name === 'gemini-cli' || span.resource['service.name'] === 'gemini-cli';
+  return recognizes(geminiCli.recognize, span);
 }
 
 /** True for the Gemini CLI log events rotscope stores and reads. */
@@ -279,8 +287,8 @@ export function normalizeGeminiLogs(
       });
     } else if (name === GEMINI_API_RESPONSE) {
       responses.push({ keepIndex, log, sessionId });
-    } else if (name === 'gemini_cli.tool_call') {
-      const tool = str(a, 'function_name') ?? 'unknown';
+    } else if (name === EVENTS.toolCall) {
+      const tool = str(a, TOOL_KEYS.name) ?? 'unknown';
       out.toolResults.push({
         workspaceId: ctx.workspaceId,
         traceId: log.traceId ?? traceIdFor(sessionId),
@@ -289,20 +297,17 @@ export function normalizeGeminiLogs(
         streamKey,
         toolName: tool,
         toolCallId: null,
-        resultSize: num(a, 'content_length'),
+        resultSize: num(a, TOOL_KEYS.size),
         sizeUnit: 'chars',
         atNs,
         source: GEMINI_TOOL_LOG_SOURCE,
       });
-    } else if (
-      name === 'gemini_cli.chat_compression' ||
-      name === 'gemini_cli.tool_output_masking'
-    ) {
-      const before = num(a, 'tokens_before');
-      const after = num(a, 'tokens_after');
+    } else if (COMPACTION_EVENTS.has(name)) {
+      const before = num(a, COMPACTION_KEYS.tokensBefore);
+      const after = num(a, COMPACTION_KEYS.tokensAfter);
       // a failed compression logs before = after (or a larger after): nothing was removed
       if (before !== null && after !== null && after >= before) return;
-      const masking = name === 'gemini_cli.tool_output_masking';
+      const masking = COMPACTION_EVENTS.get(name) === 'clear_tool_results';
       out.compactions.push(
         compaction({
           workspaceId: ctx.workspaceId,

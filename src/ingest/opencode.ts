@@ -23,6 +23,8 @@
  * maxOutputTokens, 111,616 for gpt-4o), only `ai.settings.maxOutputTokens`; the window is the
  * catalog's for the model (128,000 for gpt-4o), unknown for a custom model the catalog lacks.
  */
+import { recognizesResource } from '../model/agents/index.ts';
+import { openCode } from '../model/agents/opencode.ts';
 import type { Compaction, LlmCall, Normalized } from '../model/calls.ts';
 import type { Attributes, Span } from '../model/telemetry.ts';
 import { json, str } from './attrs.ts';
@@ -30,20 +32,25 @@ import { compaction } from './compactions.ts';
 import type { NormalizeContext } from './types.ts';
 
 /** The producer of calls read from OpenCode's telemetry. */
-export const OPENCODE_PRODUCER = 'opencode';
+export const OPENCODE_PRODUCER = openCode.recognize.producer;
 
 /** The side-call reasons of OpenCode's own calls. */
 export const OPENCODE_SUMMARY_SIDE_CALL = 'compaction';
 export const OPENCODE_TITLE_SIDE_CALL = 'title';
 
-/** What opens the last user message of OpenCode's compaction summary request. */
-const SUMMARY_MARKER = 'Here is the conversation so far:';
-const SUMMARY_SYSTEM = 'You are a context summarization agent';
-const TITLE_SYSTEM = 'You are a title generator';
+/**
+ * What opens the last user message of OpenCode's compaction summary request, that request's system
+ * prompt, and the title generator's (its profile's `sideCallMarkers`).
+ */
+const {
+  summaryPrompt: SUMMARY_MARKER,
+  summarySystem: SUMMARY_SYSTEM,
+  titleSystem: TITLE_SYSTEM,
+} = openCode.telemetry.sideCallMarkers;
 
-/** True for a span or log record of OpenCode (its `service.name`). */
+/** True for a span or log record of OpenCode (its `service.name`, its profile's `recognize`). */
 export function isOpenCodeResource(resource: Attributes): boolean {
-  return resource['service.name'] === 'opencode';
+  return recognizesResource(openCode.recognize, resource);
 }
 
 /** OpenCode's spans of interest: the AI SDK's (`ai.*`). Its own Effect spans are internal. */

@@ -26,7 +26,7 @@ import { jsonObjectLines } from './json-lines.ts';
 import { QWEN_COMPRESSOR, qwenSideCall } from './qwen.ts';
 import { contextUsage } from './tokens.ts';
 import { partsFromBytes } from './tool-parts.ts';
-import type { NormalizeContext } from './types.ts';
+import type { NormalizeContext, SessionFileReader } from './types.ts';
 import { reportedWindowFor } from './windows.ts';
 
 /** The producer of calls read from Qwen Code session files. */
@@ -206,3 +206,9 @@ export function normalizeQwenSession(text: string, ctx: NormalizeContext): Norma
   }
   return { calls, toolResults: [], compactions };
 }
+
+/** This module as the reader of its agent's session files (../model/agents/, `sessionFiles.reader`). */
+export const sessionFileReader: SessionFileReader = {
+  isEntry: isQwenSessionEntry,
+  normalize: (text, ctx) => normalizeQwenSession(text, ctx),
+};

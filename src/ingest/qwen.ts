@@ -27,6 +27,8 @@
  *   it was a tool call (no tool span, no tool_call log, `response_text` empty): its output stays
  *   unknown (a warning).
  */
+import { recognizes } from '../model/agents/index.ts';
+import { qwenCode } from '../model/agents/qwen-code.ts';
 import type { Compaction, ToolResult } from '../model/calls.ts';
 import type { Attributes, LogRecord, Span } from '../model/telemetry.ts';
 import { num, str } from './attrs.ts';
@@ -38,31 +40,36 @@ import { spanIdFor, traceIdFor } from './ids.ts';
 import type { NormalizeContext } from './types.ts';
 
 /** The producer id of Qwen Code's calls. */
-export const QWEN_PRODUCER = 'qwen_code';
+export const QWEN_PRODUCER = qwenCode.recognize.producer;
 /** The source of tool results read from `qwen-code.tool_call` logs. */
 export const QWEN_TOOL_LOG_SOURCE = 'qwen_code_log';
 /** The side-call reason of the history compressor (auto-compression and `/compress`). */
 export const QWEN_COMPRESSOR = 'compress';
 
-export const QWEN_API_REQUEST = 'qwen-code.api_request';
-export const QWEN_API_RESPONSE = 'qwen-code.api_response';
-export const QWEN_CHAT_COMPRESSION = 'qwen-code.chat_compression';
+/** Its log events and their attributes (its profile's `telemetry`). */
+const EVENTS = qwenCode.telemetry.logEvents;
+const TOOL_KEYS = qwenCode.telemetry.toolCallKeys;
+const COMPACTION_KEYS = qwenCode.telemetry.compactionKeys;
+export const QWEN_API_REQUEST = EVENTS.apiRequest;
+export const QWEN_API_RESPONSE = EVENTS.apiResponse;
+/** Its one compaction event, the chat compression. */
+export const QWEN_CHAT_COMPRESSION = Object.keys(EVENTS.compactions)[0]!;
 
 /** The Qwen Code events kept and read; its other events (config, memory, hooks, ...) are dropped. */
 const KEPT_EVENTS = new Set([
   QWEN_API_REQUEST,
   QWEN_API_RESPONSE,
-  'qwen-code.api_error',
-  'qwen-code.tool_call',
-  QWEN_CHAT_COMPRESSION,
+  EVENTS.apiError,
+  EVENTS.toolCall,
+  ...Object.keys(EVENTS.compactions),
 ]);
 
 /** The compressor's instruction (the last user message of its request). */
-const COMPRESSOR_TEXT = 'You are the component that summarizes a conversation';
+const COMPRESSOR_TEXT = qwenCode.telemetry.sideCallMarkers.compressor;
 
-/** True for a span of Qwen Code's own telemetry (scope or service `qwen-code`). */
+/** True for a span of Qwen Code's own telemetry (scope or service `qwen-code`: its profile's `recognize`). */
 export function isQwenCodeSpan(span: Pick<Span, 'scope' | 'resource'>): boolean {
-  return span.scope.name === 'qwen-code' || span.resource['service.name'] === 'qwen-code';
+  return recognizes(qwenCode.recognize, span);
 }
 
 /** True for the Qwen Code log events rotscope stores and reads. */
@@ -241,11 +248,11 @@ export function normalizeQwenLogs(logs: readonly LogRecord[], ctx: NormalizeCont
     } else if (log.eventName === QWEN_API_RESPONSE) {
       if (log.traceId !== null && log.spanId !== null && hasResponseText(a))
         out.textFacts.push({ traceId: log.traceId, spanId: log.spanId, conversationId: sessionId });
-    } else if (log.eventName === 'qwen-code.tool_call') {
+    } else if (log.eventName === EVENTS.toolCall) {
       // the memory extractor's own tools do not enter the main thread
       if (qwenSideCall(a) !== null) continue;
-      const tool = setStr(a, 'function_name') ?? 'unknown';
-      const callId = setStr(a, 'call_id');
+      const tool = setStr(a, TOOL_KEYS.name) ?? 'unknown';
+      const callId = setStr(a, TOOL_KEYS.callId);
       out.toolResults.push({
         workspaceId: ctx.workspaceId,
         traceId: log.traceId ?? traceIdFor(sessionId),
@@ -254,14 +261,14 @@ export function normalizeQwenLogs(logs: readonly LogRecord[], ctx: NormalizeCont
         streamKey,
         toolName: tool,
         toolCallId: callId,
-        resultSize: num(a, 'content_length'),
+        resultSize: num(a, TOOL_KEYS.size),
         sizeUnit: 'chars',
         atNs,
         source: QWEN_TOOL_LOG_SOURCE,
       });
     } else if (log.eventName === QWEN_CHAT_COMPRESSION) {
-      const before = num(a, 'tokens_before');
-      const after = num(a, 'tokens_after');
+      const before = num(a, COMPACTION_KEYS.tokensBefore);
+      const after = num(a, COMPACTION_KEYS.tokensAfter);
       // a compression that saved nothing removed nothing
       if (before !== null && after !== null && after >= before) continue;
       const input = num(a, 'compression_input_token_count');

@@ -13,6 +13,7 @@ import type {
   SpanRole,
   ToolResult,
 } from '../model/calls.ts';
+import { AGENT_PROFILES, agentOfSpan, type AgentProfile } from '../model/agents/index.ts';
 import type { Attributes, Span } from '../model/telemetry.ts';
 import { runSliced, runWhole, Slices } from '../model/slices.ts';
 import { bool, cmpNs, firstNum, firstStr, json, num, resultAttrSize, str } from './attrs.ts';
@@ -26,7 +27,7 @@ import {
 import { stripAttributes, stripEvents } from './content.ts';
 import { claudeCodeAgentId, conversationIdOf, sideCallOf, streamKeyOf } from './conversation.ts';
 import { isCodexResource, normalizeCodexSpans } from './codex.ts';
-import { applyCopilotFacts, COPILOT_PRODUCER, isCopilotNonCompaction } from './copilot.ts';
+import { applyCopilotFacts, COPILOT_PRODUCER } from './copilot.ts';
 import {
   applyOpenCode,
   isOpenCodeResource,
@@ -35,8 +36,8 @@ import {
   OPENCODE_PRODUCER,
 } from './opencode.ts';
 import { classifyFinishReason, overflowError, readFinishReason } from './finish.ts';
-import { GEMINI_PRODUCER, geminiSpanFacts, isGeminiCliSpan } from './gemini.ts';
-import { isQwenCodeSpan, QWEN_PRODUCER, qwenSpanFacts } from './qwen.ts';
+import { GEMINI_PRODUCER, geminiSpanFacts } from './gemini.ts';
+import { QWEN_PRODUCER, qwenSpanFacts } from './qwen.ts';
 import { analyzeContent } from './parts.ts';
 import { messageAttributes } from './message-text.ts';
 import { partsFromInputSizes } from './context-sizes.ts';
@@ -67,6 +68,8 @@ export interface SpanBatch {
 interface Node extends RoleNode {
   span: Span;
   rule: RoleRule;
+  /** The agent whose own telemetry the span is (its profile's `recognize`), if any. */
+  agent: AgentProfile | undefined;
 }
 
 /** True when any attribute key is GenAI-flavoured (`gen_ai.`, `llm.`, `ai.`, `claude_code`). */
@@ -88,16 +91,17 @@ function hasGenAiKey(attrs: Attributes): boolean {
   return false;
 }
 
-/** A span of Claude Code's own telemetry (`claude_code.*`). */
-function isClaudeCodeSpan(span: Span): boolean {
-  return span.name.startsWith('claude_code');
-}
+/** A span of Claude Code's own telemetry (`claude_code*`): its sub-agents and tools are read apart. */
+const isClaudeCode = (n: Node) => n.agent?.id === 'claude_code';
 
-function producerOf(span: Span, rule: RoleRule): string {
-  if (isOpenCodeResource(span.resource)) return OPENCODE_PRODUCER;
-  if (span.name.startsWith('claude_code.') || rule === 'claude_code') return 'claude_code';
-  if (isGeminiCliSpan(span)) return GEMINI_PRODUCER;
-  if (isQwenCodeSpan(span)) return QWEN_PRODUCER;
+/**
+ * The producer of a call's span: an agent's, recognized by the profiles (src/model/agents/, in
+ * their order), else the library producer's by the role rule and attributes.
+ */
+function producerOf(n: Node): string {
+  if (n.agent !== undefined) return n.agent.recognize.producer;
+  const span = n.span;
+  const rule = n.rule;
   const a = span.attributes;
   if (rule === 'openinference' || a['openinference.span.kind'] !== undefined)
     return 'openinference';
@@ -147,7 +151,7 @@ class Grouping {
   ) {
     for (const n of nodes) {
       if (this.traceConv.has(n.traceId)) continue;
-      const c = conversationIdOf(n.span.attributes, isClaudeCodeSpan(n.span));
+      const c = conversationIdOf(n.span.attributes, n.agent?.telemetry?.conversationKeys);
       if (c !== null) this.traceConv.set(n.traceId, c);
     }
   }
@@ -160,16 +164,16 @@ class Grouping {
 
   /** §9.2: own attributes, ancestors, any span of the trace, resource, else the trace id (synthetic). */
   conversation(n: Node): { id: string; synthetic: boolean } {
-    const claudeCode = isClaudeCodeSpan(n.span);
+    const keys = n.agent?.telemetry?.conversationKeys;
     let cur: Node | undefined = n;
     for (let i = 0; cur !== undefined && i < 256; i++) {
-      const c = conversationIdOf(cur.span.attributes, claudeCode);
+      const c = conversationIdOf(cur.span.attributes, keys);
       if (c !== null) return { id: c, synthetic: false };
       cur = this.parentOf(cur);
     }
     const t = this.traceConv.get(n.traceId);
     if (t !== undefined) return { id: t, synthetic: false };
-    const r = conversationIdOf(n.span.resource, claudeCode);
+    const r = conversationIdOf(n.span.resource, keys);
     if (r !== null) return { id: r, synthetic: false };
     return { id: n.traceId, synthetic: true };
   }
@@ -276,6 +280,7 @@ function* normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): St
       aggregate: false,
       span,
       rule: d.rule,
+      agent: agentOfSpan(span),
     };
     nodes.push(n);
     byId.set(span.spanId, n);
@@ -313,15 +318,12 @@ function* normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): St
       span.name === SESSION_SPAN_NAME ||
       span.events.length > 0;
     if (needsGrouping) {
-      const claudeCode = isClaudeCodeSpan(span);
       const conv = grouping.conversation(n);
-      const agentId = grouping.agent(n, claudeCode);
+      const agentId = grouping.agent(n, isClaudeCode(n));
       const streamKey = streamKeyOf(conv.id, agentId);
-      // Claude Code, Gemini CLI and Qwen Code make a trace per prompt or per call: the session is the run
+      // agents that make a trace per prompt or per call (Claude Code, Gemini CLI, Qwen Code): the session is the run
       const runId =
-        (claudeCode || isGeminiCliSpan(span) || isQwenCodeSpan(span)) && !conv.synthetic
-          ? conv.id
-          : span.traceId;
+        n.agent?.telemetry?.runIsSession === true && !conv.synthetic ? conv.id : span.traceId;
       const where = { conv, agentId, streamKey, runId };
       if (!conv.synthetic)
         projects.push(
@@ -343,7 +345,7 @@ function* normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): St
         );
       }
       span.events.forEach((e, i) => {
-        if (!isCompactionEventName(e.name) || isCopilotNonCompaction(e.name, e.attributes)) return;
+        if (!isCompactionEventName(e.name) || notOwnCompaction(e.name, e.attributes)) return;
         const d = readCompactionDetails(e.attributes);
         compactions.push(
           detailedCompaction(ctx, where, span, d, {
@@ -370,6 +372,20 @@ function* normalizeOtherSpans(spans: readonly Span[], ctx: NormalizeContext): St
   joinToolSpans(calls, toolResults);
   reportedByRun(nodes, calls, ctx);
   return { keep, dropped, normalized: { calls, toolResults, compactions, projects } };
+}
+
+/** The agents whose span events name compactions that are not one of their own (./types.ts `compactionEvents`). */
+const COMPACTION_EVENTS = (AGENT_PROFILES as readonly AgentProfile[]).flatMap((p) =>
+  p.telemetry?.compactionEvents !== undefined ? [p.telemetry.compactionEvents] : [],
+);
+
+/** True for an agent's compaction event that is not a compaction of its own (its start, or a failed one). */
+function notOwnCompaction(name: string, attrs: Attributes): boolean {
+  for (const c of COMPACTION_EVENTS) {
+    if (name === c.start) return true;
+    if (name === c.complete && attrs[c.successAttribute] === false) return true;
+  }
+  return false;
 }
 
 interface Where {
@@ -415,7 +431,7 @@ function detailedCompaction(
 function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compaction[]): LlmCall {
   const span = n.span;
   const a = span.attributes;
-  const producer = producerOf(span, n.rule);
+  const producer = producerOf(n);
   // Langfuse counts input tokens without the cache; Claude Code's native counts do too, its
   // semconv `gen_ai.usage.input_tokens` (2.1.3xx) does not (docs/producers.md)
   const usage = contextUsage(
@@ -428,7 +444,7 @@ function buildCall(n: Node, w: Where, ctx: NormalizeContext, compactions: Compac
   );
   const reqModel = requestModel(a);
   const resModel = responseModel(a, reqModel);
-  const agent = agentOfResource(span.resource, isClaudeCodeSpan(span));
+  const agent = agentOfResource(span.resource, isClaudeCode(n));
   // what the agent says on the call itself (Qwen Code's window_size_tokens), else the catalog's
   const win = reportedWindowFor(
     resModel,
@@ -595,7 +611,7 @@ function buildToolResult(n: Node, w: Where, workspaceId: string): ToolResult | n
   // Claude Code: `tool_name` is the name the model knows (`mcp__logs__fetch_logs`), its
   // `gen_ai.tool.name` only the MCP tool's own (`fetch_logs`)
   const toolName =
-    (isClaudeCodeSpan(span) ? claudeCodeToolName(a) : null) ??
+    (isClaudeCode(n) ? claudeCodeToolName(a) : null) ??
     firstStr(a, TOOL_NAME_KEYS) ??
     toolNameFromSpanName(span.name);
   let resultSize: number | null = null;

@@ -39,7 +39,7 @@ import { spanIdFor, traceIdFor } from './ids.ts';
 import { TranscriptMessages } from './transcript-messages.ts';
 import { fromProviderMessage, type Msg } from './messages.ts';
 import { contextUsage, type Usage } from './tokens.ts';
-import type { NormalizeContext } from './types.ts';
+import type { NormalizeContext, SessionFileReader } from './types.ts';
 import { claudeCodeAgent, contextWindowFor } from './windows.ts';
 
 /** Options for one transcript file. */
@@ -463,3 +463,12 @@ export function transcriptOptionsForPath(path: string): TranscriptOptions {
   // the lines' own sessionId wins; the file name only stands in for lines without one
   return opts;
 }
+
+/**
+ * This module as the reader of Claude Code's transcripts (../model/agents/, `sessionFiles.reader`):
+ * any JSON line with a `type` may be one, so it is tried last (./session-files.ts).
+ */
+export const sessionFileReader: SessionFileReader = {
+  isEntry: (v) => typeof v['type'] === 'string',
+  normalize: (text, ctx, path) => normalizeTranscript(text, ctx, transcriptOptionsForPath(path)),
+};

@@ -2,6 +2,7 @@
  * The normalized model every detector reads: LLM calls, tool results and compactions,
  * whatever producer sent them (DESIGN §5, conventions.md §9).
  */
+import type { AgentCompactionEvidence } from './agents/index.ts';
 
 /** What a span is, decided first; everything else depends on it (conventions §9.1). */
 export type SpanRole = 'llm_call' | 'tool' | 'agent_step' | 'compaction' | 'other';
@@ -158,13 +159,8 @@ export type CompactionEvidence =
   | 'flag'
   | 'message_part'
   | 'finish_reason'
-  | 'claude_code_event'
-  | 'claude_code_side_call'
-  | 'gemini_cli_event'
-  | 'gemini_cli_session'
-  | 'qwen_code_event'
-  | 'qwen_code_session'
-  | 'transcript_boundary';
+  // each agent's own markers: the keys of its profile's `compactionEvidence` (./agents/)
+  | AgentCompactionEvidence;
 
 /** A compaction (or other deliberate shrinking) of a conversation stream's history. */
 export interface Compaction {

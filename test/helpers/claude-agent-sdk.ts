@@ -14,15 +14,13 @@
  * Where the SDK is (`.ci/run` installs it there): `$ROTSCOPE_CLAUDE_AGENT_SDK_HOME` (default
  * `~/.cache/claude-agent-sdk-0.3.336/`), an npm folder holding `@anthropic-ai/claude-agent-sdk`.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeAnthropic, type FakeAnthropic, type FakeScript } from './fake-anthropic.ts';
-import { canIsolateNetwork, relayToTcp } from './private-network.ts';
+import { relayToTcp, runRelayed } from './private-network.ts';
 
-const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
 const APP = fileURLToPath(new URL('../e2e/claude-agent-sdk-real/app.mjs', import.meta.url));
 
 /** The Agent SDK version the real-SDK scenarios are verified on (it bundles Claude Code 2.1.336). */
@@ -161,35 +159,10 @@ export async function runAgentSdkApp(
       cmd: [process.execPath, APP, JSON.stringify({ sdk: options.sdk, ...options.app, runs })],
       cwd: workDir,
     });
-    const isolated = canIsolateNetwork();
-    const [cmd, cmdArgs] = isolated
-      ? [
-          'unshare',
-          [
-            '-n',
-            '--',
-            'sh',
-            '-c',
-            'ip link set lo up && exec "$0" "$@"',
-            process.execPath,
-            RELAY,
-            spec,
-          ],
-        ]
-      : [process.execPath, [RELAY, spec]];
-    const child = spawn(cmd, cmdArgs as string[], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: env.PATH! },
+    const { exitCode, stdout, stderr, isolated } = await runRelayed(spec, {
+      path: env.PATH!,
+      timeoutMs: 150_000,
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
-    const exitCode = await new Promise<number | null>((resolve) =>
-      child.on('exit', (code) => resolve(code)),
-    );
-    clearTimeout(timer);
     const queries: AgentSdkQuery[] = [];
     for (const line of stdout.split('\n')) {
       if (!line.startsWith('{')) continue;

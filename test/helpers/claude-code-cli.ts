@@ -18,7 +18,7 @@
  * - `ROTSCOPE_CLAUDE_CODE_BIN_<version with _ for .>` (e.g. `ROTSCOPE_CLAUDE_CODE_BIN_2_1_332`)
  *   names one version's binary directly instead.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -31,10 +31,9 @@ import {
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { canIsolateNetwork, relayToTcp } from './private-network.ts';
+import { relayToTcp, runRelayed } from './private-network.ts';
 import { startFakeAnthropic, type FakeAnthropic, type FakeScript } from './fake-anthropic.ts';
 
-const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
 const VERSIONS_FILE = fileURLToPath(
   new URL('../e2e/claude-code-real/versions.json', import.meta.url),
 );
@@ -278,35 +277,10 @@ export async function startClaudeCodeSession(options: SessionOptions): Promise<C
         cmd: [options.binary, ...args],
         cwd: workDir,
       });
-      const isolated = canIsolateNetwork();
-      const [cmd, cmdArgs] = isolated
-        ? [
-            'unshare',
-            [
-              '-n',
-              '--',
-              'sh',
-              '-c',
-              'ip link set lo up && exec "$0" "$@"',
-              process.execPath,
-              RELAY,
-              spec,
-            ],
-          ]
-        : [process.execPath, [RELAY, spec]];
-      const child = spawn(cmd, cmdArgs as string[], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { PATH: env.PATH },
+      const { exitCode, stdout, stderr, isolated } = await runRelayed(spec, {
+        path: env.PATH!,
+        timeoutMs: 120_000,
       });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-      const exitCode = await new Promise<number | null>((resolve) =>
-        child.on('exit', (code) => resolve(code)),
-      );
-      clearTimeout(timer);
       try {
         const result = JSON.parse(stdout.trim().split('\n').pop() ?? '') as { session_id?: string };
         if (typeof result.session_id === 'string') sessionId = result.session_id;

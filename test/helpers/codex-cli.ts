@@ -18,13 +18,10 @@
  *   `@openai/codex@0.171.0` and its platform package;
  * - `ROTSCOPE_CODEX_BIN` names the binary directly instead.
  */
-import { spawn } from 'node:child_process';
 import {
-  closeSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
-  openSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -32,15 +29,12 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { canIsolateNetwork, relayToTcp } from './private-network.ts';
+import { relayToTcp, runRelayed } from './private-network.ts';
 import {
   startFakeOpenAiResponses,
   type FakeOpenAiResponses,
   type FakeResponsesScript,
 } from './fake-openai-responses.ts';
-
-const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
 
 /** The Codex CLI version the real-CLI scenarios are verified on. */
 export const CODEX_VERSION = '0.171.0';
@@ -225,41 +219,13 @@ export async function startCodexSession(options: CodexSessionOptions): Promise<C
         cmd: [options.binary, ...args],
         cwd: workDir,
       });
-      const isolated = canIsolateNetwork();
-      const [cmd, cmdArgs] = isolated
-        ? [
-            'unshare',
-            [
-              '-n',
-              '--',
-              'sh',
-              '-c',
-              'ip link set lo up && exec "$0" "$@"',
-              process.execPath,
-              RELAY,
-              spec,
-            ],
-          ]
-        : [process.execPath, [RELAY, spec]];
       // Output goes to files, not pipes: the relay hands its stdout to Codex, and a pipe that
       // Node made non-blocking makes Codex's large `--json` writes fail (EAGAIN, a panic).
-      const outPath = join(root, `run-${++runs}.stdout`);
-      const errPath = join(root, `run-${runs}.stderr`);
-      const outFd = openSync(outPath, 'w');
-      const errFd = openSync(errPath, 'w');
-      const child = spawn(cmd, cmdArgs as string[], {
-        stdio: ['ignore', outFd, errFd],
-        env: { PATH: env.PATH },
+      const { exitCode, stdout, stderr, isolated } = await runRelayed(spec, {
+        path: env.PATH!,
+        timeoutMs: 120_000,
+        outputFiles: join(root, `run-${++runs}`),
       });
-      closeSync(outFd);
-      closeSync(errFd);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-      const exitCode = await new Promise<number | null>((resolve) =>
-        child.on('exit', (code) => resolve(code)),
-      );
-      clearTimeout(timer);
-      const stdout = readFileSync(outPath, 'utf8');
-      const stderr = readFileSync(errPath, 'utf8');
       const events: Array<Record<string, unknown>> = [];
       for (const line of stdout.split('\n')) {
         if (!line.startsWith('{')) continue;

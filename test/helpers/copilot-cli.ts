@@ -16,13 +16,10 @@
  * package. The app it unpacks on first start goes to `$ROTSCOPE_COPILOT_CACHE` (default
  * `~/.cache/copilot-cache`, `COPILOT_CACHE_HOME`).
  */
-import { spawn } from 'node:child_process';
 import {
-  closeSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
-  openSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -33,9 +30,8 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listenFake } from './fake-listen.ts';
-import { canIsolateNetwork, relayToTcp } from './private-network.ts';
+import { relayToTcp, runRelayed } from './private-network.ts';
 
-const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
 const ROTSCOPE_BIN = fileURLToPath(new URL('../../bin/rotscope.js', import.meta.url));
 
 /** The Copilot CLI version the real-CLI scenarios are verified on. */
@@ -326,43 +322,11 @@ export async function startCopilotSession(options: CopilotSessionOptions): Promi
         cmd,
         cwd: workDir,
       });
-      const isolated = canIsolateNetwork();
-      const [command, commandArgs] = isolated
-        ? [
-            'unshare',
-            [
-              '-n',
-              '--',
-              'sh',
-              '-c',
-              'ip link set lo up && exec "$0" "$@"',
-              process.execPath,
-              RELAY,
-              spec,
-            ],
-          ]
-        : [process.execPath, [RELAY, spec]];
-      const outPath = join(root, `run-${++runs}.stdout`);
-      const errPath = join(root, `run-${runs}.stderr`);
-      const outFd = openSync(outPath, 'w');
-      const errFd = openSync(errPath, 'w');
-      const child = spawn(command, commandArgs as string[], {
-        stdio: ['ignore', outFd, errFd],
-        env: { PATH: env.PATH },
+      return runRelayed(spec, {
+        path: env.PATH!,
+        timeoutMs: 150_000,
+        outputFiles: join(root, `run-${++runs}`),
       });
-      closeSync(outFd);
-      closeSync(errFd);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
-      const exitCode = await new Promise<number | null>((resolve) =>
-        child.on('exit', (code) => resolve(code)),
-      );
-      clearTimeout(timer);
-      return {
-        exitCode,
-        stdout: readFileSync(outPath, 'utf8'),
-        stderr: readFileSync(errPath, 'utf8'),
-        isolated,
-      };
     },
     sessionFile(id) {
       return join(copilotHome, 'session-state', id, 'events.jsonl');

@@ -16,15 +16,13 @@
  * Where the CLI is (`.ci/run` installs it there): `$ROTSCOPE_GEMINI_CLI_HOME` (default
  * `~/.cache/gemini-cli-0.61.0/`), an npm folder holding `@google/gemini-cli@0.61.0`.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { canIsolateNetwork, relayToTcp } from './private-network.ts';
+import { mergeDeep, relayToTcp, runRelayed } from './private-network.ts';
 import { startFakeGemini, type FakeGemini, type GeminiScript } from './fake-gemini.ts';
 
-const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
 const GUARD = fileURLToPath(new URL('./network-guard.mjs', import.meta.url));
 const ROTSCOPE_BIN = fileURLToPath(new URL('../../bin/rotscope.js', import.meta.url));
 
@@ -107,18 +105,6 @@ export interface GeminiSession {
   close(): Promise<void>;
 }
 
-function merge(base: Record<string, unknown>, over: Record<string, unknown>) {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    const b = out[k];
-    out[k] =
-      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object'
-        ? merge(b as Record<string, unknown>, v as Record<string, unknown>)
-        : v;
-  }
-  return out;
-}
-
 /** Starts a fake API and an OTLP relay for one Gemini CLI session (one or more runs). */
 export async function startGeminiSession(options: GeminiSessionOptions): Promise<GeminiSession> {
   const root = mkdtempSync(join(tmpdir(), 'rotscope-gemini-'));
@@ -128,8 +114,8 @@ export async function startGeminiSession(options: GeminiSessionOptions): Promise
   for (const d of [workDir, homeDir, tmpDir, join(homeDir, '.gemini')]) mkdirSync(d);
   for (const [name, text] of Object.entries(options.files ?? {}))
     writeFileSync(join(workDir, name), text);
-  const settings = merge(
-    merge(
+  const settings = mergeDeep(
+    mergeDeep(
       OFFLINE_SETTINGS,
       options.logPrompts === false ? { telemetry: { logPrompts: false } } : {},
     ),
@@ -203,35 +189,10 @@ export async function startGeminiSession(options: GeminiSessionOptions): Promise
         ],
         cwd: workDir,
       });
-      const isolated = canIsolateNetwork();
-      const [cmd, cmdArgs] = isolated
-        ? [
-            'unshare',
-            [
-              '-n',
-              '--',
-              'sh',
-              '-c',
-              'ip link set lo up && exec "$0" "$@"',
-              process.execPath,
-              RELAY,
-              fullSpec,
-            ],
-          ]
-        : [process.execPath, [RELAY, fullSpec]];
-      const child = spawn(cmd, cmdArgs as string[], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { PATH: env.PATH! },
+      const { exitCode, stdout, stderr, isolated } = await runRelayed(fullSpec, {
+        path: env.PATH!,
+        timeoutMs: 150_000,
       });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
-      const exitCode = await new Promise<number | null>((resolve) =>
-        child.on('exit', (code) => resolve(code)),
-      );
-      clearTimeout(timer);
       const json = stdout.slice(stdout.indexOf('{'));
       try {
         const result = JSON.parse(json) as { session_id?: string; sessionId?: string };

@@ -16,19 +16,17 @@
  * Where it is (`.ci/run` installs it there): `$ROTSCOPE_OPENCODE_HOME` (default
  * `~/.cache/opencode-1.18.33/`), an npm folder holding `opencode-ai@1.18.33`.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { canIsolateNetwork, relayToTcp } from './private-network.ts';
+import { relayToTcp, runRelayed } from './private-network.ts';
 import {
   startFakeOpenCodeApi,
   type FakeOpenCodeApi,
   type OpenCodeScript,
 } from './fake-opencode-api.ts';
 
-const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
 const ROTSCOPE_BIN = fileURLToPath(new URL('../../bin/rotscope.js', import.meta.url));
 
 /** The OpenCode version the real-CLI scenarios are verified on. */
@@ -232,35 +230,10 @@ export async function startOpenCodeSession(
         ],
         cwd: workDir,
       });
-      const isolated = canIsolateNetwork();
-      const [cmd, cmdArgs] = isolated
-        ? [
-            'unshare',
-            [
-              '-n',
-              '--',
-              'sh',
-              '-c',
-              'ip link set lo up && exec "$0" "$@"',
-              process.execPath,
-              RELAY,
-              spec,
-            ],
-          ]
-        : [process.execPath, [RELAY, spec]];
-      const child = spawn(cmd, cmdArgs as string[], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { PATH: env.PATH! },
+      const { exitCode, stdout, stderr, isolated } = await runRelayed(spec, {
+        path: env.PATH!,
+        timeoutMs: 240_000,
       });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
-      const exitCode = await new Promise<number | null>((resolve) =>
-        child.on('exit', (code) => resolve(code)),
-      );
-      clearTimeout(timer);
       const id =
         /"sessionID"\s*:\s*"(ses_[^"]+)"/.exec(stdout)?.[1] ??
         /^sessions: .*?"id"\s*:\s*"(ses_[^"]+)"/m.exec(stdout)?.[1];

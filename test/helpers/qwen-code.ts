@@ -12,15 +12,13 @@
  * Where the CLI is (`.ci/run` installs it there): `$ROTSCOPE_QWEN_CODE_HOME` (default
  * `~/.cache/qwen-code-0.24.4/`), an npm folder holding `@qwen-code/qwen-code@0.24.4`.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { canIsolateNetwork, relayToTcp } from './private-network.ts';
+import { mergeDeep, relayToTcp, runRelayed } from './private-network.ts';
 import { startFakeOpenAiChat, type ChatScript, type FakeOpenAiChat } from './fake-openai-chat.ts';
 
-const RELAY = fileURLToPath(new URL('./loopback-relay.mjs', import.meta.url));
 const GUARD = fileURLToPath(new URL('./network-guard.mjs', import.meta.url));
 const ROTSCOPE_BIN = fileURLToPath(new URL('../../bin/rotscope.js', import.meta.url));
 
@@ -92,18 +90,6 @@ export interface QwenSession {
   close(): Promise<void>;
 }
 
-function merge(base: Record<string, unknown>, over: Record<string, unknown>) {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    const b = out[k];
-    out[k] =
-      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object'
-        ? merge(b as Record<string, unknown>, v as Record<string, unknown>)
-        : v;
-  }
-  return out;
-}
-
 /** Starts a fake API and an OTLP relay for one Qwen Code session (one or more runs). */
 export async function startQwenSession(options: QwenSessionOptions): Promise<QwenSession> {
   const root = mkdtempSync(join(tmpdir(), 'rotscope-qwen-'));
@@ -114,8 +100,8 @@ export async function startQwenSession(options: QwenSessionOptions): Promise<Qwe
   for (const [name, text] of Object.entries(options.files ?? {}))
     writeFileSync(join(workDir, name), text);
   const model = options.model ?? 'qwen3-coder-plus';
-  const settings = merge(
-    merge(OFFLINE_SETTINGS, { model: { name: model } }),
+  const settings = mergeDeep(
+    mergeDeep(OFFLINE_SETTINGS, { model: { name: model } }),
     options.settings ?? {},
   );
   const apiSocket = join(root, 'api.sock');
@@ -176,34 +162,10 @@ export async function startQwenSession(options: QwenSessionOptions): Promise<Qwe
         ],
         cwd: workDir,
       });
-      const [cmd, cmdArgs] = canIsolateNetwork()
-        ? [
-            'unshare',
-            [
-              '-n',
-              '--',
-              'sh',
-              '-c',
-              'ip link set lo up && exec "$0" "$@"',
-              process.execPath,
-              RELAY,
-              spec,
-            ],
-          ]
-        : [process.execPath, [RELAY, spec]];
-      const child = spawn(cmd, cmdArgs as string[], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { PATH: env.PATH! },
+      const { exitCode, stdout, stderr } = await runRelayed(spec, {
+        path: env.PATH!,
+        timeoutMs: 150_000,
       });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
-      const exitCode = await new Promise<number | null>((resolve) =>
-        child.on('exit', (code) => resolve(code)),
-      );
-      clearTimeout(timer);
       const id = /"session_id":"([^"]+)"/.exec(stdout)?.[1];
       return { exitCode, stdout, stderr, sessionId: id ?? null };
     },

@@ -14,12 +14,25 @@ export const claudeCode = {
   id: 'claude_code',
   name: 'Claude Code',
   producers: CLAUDE_CODE_CALL_PRODUCERS,
+  installer: {
+    command: 'claude-code',
+    module: 'claude-code-install',
+    usage: `  rotscope claude-code install [--user|--project] [--url URL] [--token TOKEN] [--keep-statusline] [--no-guard] [--keep-exporter] [--uninstall] [--dry-run]
+                                             add (or remove) the status line, hooks and telemetry settings in Claude Code's settings.json`,
+  },
+  recognize: { producer: 'claude_code', spanNamePrefixes: ['claude_code'] },
+  telemetry: {
+    // from 2.1.3xx `gen_ai.conversation.id` is a sub-agent's id on its spans (conventions §5.0.1)
+    conversationKeys: ['session.id'],
+    runIsSession: true,
+  },
   splitEvidence: ['claude_code', 'claude_code_log'],
   sessionFiles: {
     format: 'claude_code_transcript',
     name: 'Claude Code transcript',
     where: '~/.claude/projects/*/*.jsonl',
     producer: 'claude_code_transcript',
+    reader: 'transcript',
     countedOnce: { by: 'request_id' },
   },
   compactionEvidence: {

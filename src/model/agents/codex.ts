@@ -8,11 +8,20 @@ export const codex = {
   id: 'codex',
   name: 'Codex CLI',
   producers: ['codex', 'codex_session'],
+  installer: {
+    command: 'codex',
+    module: 'codex-install',
+    usage: `  rotscope codex install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
+                                             send Codex CLI's telemetry to rotscope ([otel] in ~/.codex/config.toml)`,
+  },
+  // `codex_exec`, `codex_cli_rs`, ...
+  recognize: { producer: 'codex', serviceNamePrefixes: ['codex'] },
   sessionFiles: {
     format: 'codex_session',
     name: 'Codex session file',
     where: '$CODEX_HOME/sessions/**/rollout-*.jsonl',
     producer: 'codex_session',
+    reader: 'codex-sessions',
     // the turn's trace id and the token counts (src/ingest/codex.ts codexRequestId)
     countedOnce: { by: 'request_id' },
   },

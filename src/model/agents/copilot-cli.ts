@@ -8,11 +8,37 @@ export const copilotCli = {
   id: 'copilot_cli',
   name: 'GitHub Copilot CLI',
   producers: ['copilot_cli', 'copilot_session'],
+  installer: {
+    command: 'copilot',
+    module: 'copilot-install',
+    usage: `  rotscope copilot install [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run] [--print-env]
+                                             connect GitHub Copilot CLI: tool results on in ~/.copilot/settings.json, the OTLP lines for the shell profile`,
+  },
+  recognize: {
+    producer: 'copilot_cli',
+    serviceNames: ['github-copilot'],
+    scopeNames: ['github.copilot'],
+  },
+  telemetry: {
+    // on its `invoke_agent` span, the ancestor of the calls of its run
+    window: {
+      onRunEvent: {
+        event: 'github.copilot.session.usage_info',
+        attribute: 'github.copilot.token_limit',
+      },
+    },
+    compactionEvents: {
+      start: 'github.copilot.session.compaction_start',
+      complete: 'github.copilot.session.compaction_complete',
+      successAttribute: 'github.copilot.success',
+    },
+  },
   sessionFiles: {
     format: 'copilot_session',
     name: 'Copilot CLI session file',
     where: '~/.copilot/session-state/*/events.jsonl',
     producer: 'copilot_session',
+    reader: 'copilot-sessions',
     // a call's `apiCallId` is its telemetry's `gen_ai.response.id`
     countedOnce: { by: 'request_id' },
   },

@@ -9,12 +9,35 @@ export const geminiCli = {
   id: 'gemini_cli',
   name: 'Gemini CLI',
   producers: ['gemini_cli', 'gemini_cli_session'],
+  installer: {
+    command: 'gemini',
+    module: 'gemini-install',
+    usage: `  rotscope gemini install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
+                                             point Gemini CLI's telemetry (traces, OTLP/HTTP) at a rotscope server in ~/.gemini/settings.json`,
+  },
+  recognize: { producer: 'gemini_cli', scopeNames: ['gemini-cli'], serviceNames: ['gemini-cli'] },
+  telemetry: {
+    runIsSession: true,
+    logEvents: {
+      apiRequest: 'gemini_cli.api_request',
+      apiResponse: 'gemini_cli.api_response',
+      apiError: 'gemini_cli.api_error',
+      toolCall: 'gemini_cli.tool_call',
+      compactions: {
+        'gemini_cli.chat_compression': 'summarize',
+        'gemini_cli.tool_output_masking': 'clear_tool_results',
+      },
+    },
+    toolCallKeys: { name: 'function_name', size: 'content_length' },
+    compactionKeys: { tokensBefore: 'tokens_before', tokensAfter: 'tokens_after' },
+  },
   splitEvidence: ['gemini_cli'],
   sessionFiles: {
     format: 'gemini_session',
     name: 'Gemini CLI chat file',
     where: '~/.gemini/tmp/*/chats/session-*.jsonl',
     producer: 'gemini_cli_session',
+    reader: 'gemini-sessions',
     countedOnce: { by: 'session', telemetryProducer: 'gemini_cli' },
   },
   compactionEvidence: {

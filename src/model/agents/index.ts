@@ -8,9 +8,16 @@ import { copilotCli } from './copilot-cli.ts';
 import { geminiCli } from './gemini-cli.ts';
 import { openCode } from './opencode.ts';
 import { qwenCode } from './qwen-code.ts';
-import type { AgentProfile, AgentSessionFiles } from './types.ts';
+import type { Attributes, Span } from '../telemetry.ts';
+import type { AgentProfile, AgentRecognition, AgentSessionFiles } from './types.ts';
 
-export type { AgentProfile, AgentSessionFiles, CoverageDetector } from './types.ts';
+export type {
+  AgentProfile,
+  AgentRecognition,
+  AgentSessionFiles,
+  AgentTelemetry,
+  CoverageDetector,
+} from './types.ts';
 
 export const AGENT_PROFILES = [
   claudeCode,
@@ -20,6 +27,13 @@ export const AGENT_PROFILES = [
   openCode,
   qwenCode,
 ] as const;
+
+/** The compaction evidence ids the agents' readers give, from their profiles' `compactionEvidence`. */
+export type AgentCompactionEvidence = (typeof AGENT_PROFILES)[number] extends infer P
+  ? P extends { compactionEvidence: infer E }
+    ? keyof E & string
+    : never
+  : never;
 
 /** An agent's id. */
 export type Agent = (typeof AGENT_PROFILES)[number]['id'];
@@ -48,3 +62,30 @@ export const SESSION_FILES: readonly AgentSessionFiles[] = AGENT_PROFILES.flatMa
 export const SPLIT_EVIDENCE_PRODUCERS: ReadonlySet<string> = new Set(
   AGENT_PROFILES.flatMap((p): readonly string[] => ('splitEvidence' in p ? p.splitEvidence : [])),
 );
+
+/** True when a resource is the agent's by its `service.name` (`recognize.serviceNames`, `…Prefixes`). */
+export function recognizesResource(r: AgentRecognition, resource: Attributes): boolean {
+  const service = resource['service.name'];
+  if (typeof service !== 'string') return false;
+  if (r.serviceNames?.includes(service)) return true;
+  return r.serviceNamePrefixes?.some((p) => service.startsWith(p)) === true;
+}
+
+/** True when a span (or log record: no name) is of the agent's own telemetry (./types.ts `AgentRecognition`). */
+export function recognizes(
+  r: AgentRecognition,
+  span: { name?: string; scope: { name: string }; resource: Attributes },
+): boolean {
+  if (r.scopeNames?.includes(span.scope.name)) return true;
+  if (recognizesResource(r, span.resource)) return true;
+  const name = span.name;
+  return name !== undefined && r.spanNamePrefixes?.some((p) => name.startsWith(p)) === true;
+}
+
+/** The agent whose own telemetry a span is, by the profiles' `recognize`, in their order; else undefined. */
+export function agentOfSpan(
+  span: Pick<Span, 'name' | 'scope' | 'resource'>,
+): AgentProfile | undefined {
+  for (const p of AGENT_PROFILES) if (recognizes(p.recognize, span)) return p;
+  return undefined;
+}

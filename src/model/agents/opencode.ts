@@ -8,6 +8,22 @@ export const openCode = {
   id: 'opencode',
   name: 'OpenCode',
   producers: ['opencode'],
+  installer: {
+    command: 'opencode',
+    module: 'opencode-install',
+    usage: `  rotscope opencode install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
+                                             turn on OpenCode's model-call spans (opencode.json) and print the OTLP lines for the shell profile`,
+  },
+  recognize: { producer: 'opencode', serviceNames: ['opencode'] },
+  telemetry: {
+    sideCallMarkers: {
+      // the last user message of its compaction's summary request, and that request's system prompt
+      summaryPrompt: 'Here is the conversation so far:',
+      summarySystem: 'You are a context summarization agent',
+      // the system prompt of its title generator
+      titleSystem: 'You are a title generator',
+    },
+  },
   coverageHints: {
     context_too_full:
       'OpenCode exports its model calls only with experimental.openTelemetry in opencode.json and OTEL_EXPORTER_OTLP_ENDPOINT in its environment (rotscope opencode install writes the one and prints the other); it sends no window: a custom model the catalog lacks needs a window override',

@@ -9,12 +9,35 @@ export const qwenCode = {
   id: 'qwen_code',
   name: 'Qwen Code',
   producers: ['qwen_code', 'qwen_code_session'],
+  installer: {
+    command: 'qwen',
+    module: 'qwen-install',
+    usage: `  rotscope qwen install [--user|--project] [--url URL] [--token TOKEN] [--keep-exporter] [--uninstall] [--dry-run]
+                                             point Qwen Code's telemetry (OTLP/HTTP) at a rotscope server in ~/.qwen/settings.json`,
+  },
+  recognize: { producer: 'qwen_code', scopeNames: ['qwen-code'], serviceNames: ['qwen-code'] },
+  telemetry: {
+    runIsSession: true,
+    window: { onCall: { attribute: 'qwen-code.context.usage', field: 'window_size_tokens' } },
+    logEvents: {
+      apiRequest: 'qwen-code.api_request',
+      apiResponse: 'qwen-code.api_response',
+      apiError: 'qwen-code.api_error',
+      toolCall: 'qwen-code.tool_call',
+      compactions: { 'qwen-code.chat_compression': 'summarize' },
+    },
+    toolCallKeys: { name: 'function_name', callId: 'call_id', size: 'content_length' },
+    compactionKeys: { tokensBefore: 'tokens_before', tokensAfter: 'tokens_after' },
+    // the last user message of the history compressor's request
+    sideCallMarkers: { compressor: 'You are the component that summarizes a conversation' },
+  },
   splitEvidence: ['qwen_code'],
   sessionFiles: {
     format: 'qwen_session',
     name: 'Qwen Code session file',
     where: '~/.qwen/projects/*/chats/*.jsonl',
     producer: 'qwen_code_session',
+    reader: 'qwen-sessions',
     // the request id is the response id
     countedOnce: { by: 'request_id' },
   },
