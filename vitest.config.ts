@@ -80,7 +80,14 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], ...withDatabase },
+        // the source graph imported once per worker, not once per file (each test file still runs
+        // afresh; a store is per file: test/helpers/store.ts)
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          isolate: false,
+          ...withDatabase,
+        },
       },
       {
         extends: true,
@@ -101,7 +108,13 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'browser', include: ['test/browser/**/*.test.ts'], ...withDatabase },
+        // the source graph and the browser driver imported once per worker, not once per file
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          isolate: false,
+          ...withDatabase,
+        },
       },
     ],
   },

@@ -111,7 +111,8 @@ describe('concurrent batches over shared conversations', () => {
       .executeTakeFirstOrThrow();
     expect(Number(count)).toBe(SENDERS * BATCHES_PER_SENDER * SPANS_PER_BATCH);
     expect(await own.deadlocks()).toBe(0);
-  });
+    // eight senders' batches and an evaluator on a loaded two-core machine: seconds of work
+  }, 120_000);
 
   it('writes a batch of more conversations than one statement binds (PGlite: 32,767 parameters)', async () => {
     const pipeline = new IngestPipeline(store);
