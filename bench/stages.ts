@@ -14,13 +14,12 @@ import { ConversationNotes } from '../src/store/conversation-notes.ts';
 import { noteConversations } from '../src/store/conversations.ts';
 import {
   applyCallContent,
-  insertCalls,
-  insertCompactions,
   insertSpans,
   insertToolResults,
   loadLogRecordsOfSpans,
   lockIngestKeys,
 } from '../src/store/ingest.ts';
+import { insertCalls, insertCompactions } from '../src/receiver/merge-writes.ts';
 import { kyselyOn } from '../src/store/raw-connection.ts';
 import { prepareStaging, type IngestTx } from '../src/store/staging.ts';
 import { createTestStore } from '../test/helpers/store.ts';

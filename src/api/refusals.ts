@@ -4,7 +4,8 @@
  * refusals (401 and 403) are counted here per workspace, status, route, reason and sender and
  * added to the database (src/store/refusals.ts) at most once a second, so every process
  * sharing a PostgreSQL shows the same counts and a flood of refused requests costs one write a
- * second, not one per request. GET /api/coverage shows the recent ones with what to do.
+ * second, not one per request. GET /api/coverage shows the recent ones with what to do
+ * (src/reading/refusals.ts).
  *
  * What is kept is safe to show: the reason is a code from the list below (never the message's
  * own text, which can quote a Host header), the sender is the first word of its User-Agent
@@ -53,68 +54,6 @@ export function senderOf(userAgent: string | undefined): string {
   if (first.toLowerCase() === 'mozilla') return 'browser';
   const clean = first.replace(/[^A-Za-z0-9._-]/g, '').slice(0, 64);
   return clean === '' ? '(other)' : clean;
-}
-
-/** The refusal reason in words. */
-export function reasonText(reason: string): string {
-  const scope = /^scope:(\w+):(\w+)$/.exec(reason);
-  if (scope) return `a token with scope "${scope[1]}" where "${scope[2]}" is needed`;
-  return (
-    {
-      missing_token: 'no token sent',
-      malformed_header: 'an Authorization header that is not "Bearer <token>"',
-      unknown_token: 'an unknown or revoked token',
-      session_ended: 'a console session that ended',
-      host_refused: 'a Host this server does not answer to while no token exists',
-      origin_refused: 'a change from a page of another site while no token exists',
-    }[reason] ?? 'refused'
-  );
-}
-
-/**
- * What to do about a refusal, for the person reading the Coverage page; `reader` is their
- * workspace (where a token for a refusal of no workspace would be made).
- */
-export function refusalHint(
-  refusal: { reason: string; route: string; workspaceId: string },
-  reader: string,
-): string {
-  const otlp = /^[A-Z]+ \/v1\//.test(refusal.route);
-  const workspace = refusal.workspaceId === NO_WORKSPACE ? reader : refusal.workspaceId;
-  const create = `rotscope token create --workspace ${workspace} --scope ingest`;
-  const header =
-    'OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer <token> (Claude Code: in the env of its settings.json, which rotscope claude-code install --token <token> writes)';
-  const scope = /^scope:(\w+):(\w+)$/.exec(refusal.reason);
-  if (scope) {
-    const [, has, needs] = scope;
-    if (otlp)
-      return `Your exporter sends a ${has} token; sending telemetry needs an ingest token: create one (${create}) and set ${header}.`;
-    return needs === 'admin'
-      ? `A ${has} token tried to change settings: that needs an admin token of the workspace.`
-      : `A ${has} token was used where "${needs}" is needed: use a ${needs} token (or an admin one); an ingest token only sends telemetry.`;
-  }
-  switch (refusal.reason) {
-    case 'missing_token':
-      return otlp
-        ? `Your exporter sends no token, so every batch is refused and lost. Create an ingest token (${create}) and set ${header}.`
-        : 'A client called the API without a token: send the header Authorization: Bearer <token> (a read token; admin for settings).';
-    case 'malformed_header':
-      return otlp
-        ? `Your exporter's Authorization header is not "Bearer <token>" (the word Bearer, a space, the token): set ${header}.`
-        : 'A client sent an Authorization header that is not "Bearer <token>".';
-    case 'unknown_token':
-      return otlp
-        ? `Your exporter sends a token this server does not know, or one that was revoked: create a new ingest token (${create}) and replace it in OTEL_EXPORTER_OTLP_HEADERS.`
-        : 'A client sent a token this server does not know, or one that was revoked: create a new one (rotscope token create).';
-    case 'session_ended':
-      return 'A console session ended (its token was revoked): sign in again with a valid token.';
-    case 'host_refused':
-      return 'Something reached this server under a name it does not answer to while no token exists: if that was you, set ROTSCOPE_PUBLIC_URL to the address you use, or create a token; otherwise nothing to do, it was refused.';
-    case 'origin_refused':
-      return 'A page of another site tried to change this server while no token exists: it was refused. Create a token to close the open mode.';
-    default:
-      return 'Check the token the client sends.';
-  }
 }
 
 export interface RefusalRecorder {

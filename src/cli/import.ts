@@ -4,7 +4,7 @@
  * Codex session files and OTLP/JSON trace files into the store, read as `rotscope analyze`
  * reads them (src/cli/input-file.ts), as if their calls had arrived over OTLP. Re-importing a
  * file creates no duplicates, and a call or compaction telemetry stored already is one row with
- * what the file adds (src/store/merge.ts).
+ * what the file adds (src/receiver/merge-rules.ts).
  *
  * On the embedded database a running server owns the data directory: the import then goes
  * through that server (POST /api/import per file, POST /api/import/evaluate at the end, with an

@@ -1,4 +1,5 @@
 /** The four context-rot detectors of DESIGN §6, in DETECTOR_IDS order, and what each needs. */
+import { DETECTOR_CALL_NEEDS, needsText } from '../model/detector-needs.ts';
 import type { DetectorId } from '../model/findings.ts';
 import { contextTooFull } from './context-too-full.ts';
 import { historyLost } from './history-lost.ts';
@@ -25,23 +26,15 @@ export interface DetectorNeeds {
   hint: string;
 }
 
-/** What each detector needs, by id. */
-export const DETECTOR_NEEDS: Readonly<Record<DetectorId, DetectorNeeds>> = Object.freeze({
-  context_too_full: {
-    needs: 'token counts and a known context window',
-    hint: 'send gen_ai.usage.input_tokens (and the cache read/write token counts) on every chat span, with gen_ai.request.model; for a model rotscope does not know, add a window override on the alert page',
-  },
-  tool_takeover: {
-    needs: 'sizes of tool results in the input (message content or tool spans)',
-    hint: 'turn on content capture (gen_ai.input.messages) or use @rotscope/sdk recordContextSizes, so the size of each tool result in the input is known without its text',
-  },
-  history_lost: {
-    needs:
-      'token counts on consecutive calls; compaction markers tell compacted from lost (see compactions)',
-    hint: 'send gen_ai.usage.input_tokens and gen_ai.conversation.id on every chat span; mark compactions (@rotscope/sdk markCompaction, or rotscope claude-code install) so a compaction is not reported as lost history',
-  },
-  output_cut_off: {
-    needs: 'finish reasons',
-    hint: 'send gen_ai.response.finish_reasons on every chat span',
-  },
-});
+/**
+ * What each detector needs, by id: the words of its needs as declared once in
+ * src/model/detector-needs.ts (which src/store/coverage.ts turns into the SQL that counts them).
+ */
+export const DETECTOR_NEEDS: Readonly<Record<DetectorId, DetectorNeeds>> = Object.freeze(
+  Object.fromEntries(
+    Object.entries(DETECTOR_CALL_NEEDS).map(([id, needs]) => [
+      id,
+      { needs: needsText(needs), hint: needs.hint },
+    ]),
+  ) as Record<DetectorId, DetectorNeeds>,
+);

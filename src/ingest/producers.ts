@@ -44,7 +44,7 @@ export function isLoggedToolResultSource(source: string): boolean {
 /**
  * Producers whose calls come from session files (`rotscope import` of Claude Code transcripts,
  * Codex, Copilot CLI, Qwen Code and Gemini CLI session files): they yield to telemetry of the same
- * request id and fill what it lacks (src/store/merge.ts). Declared by each agent's profile
+ * request id and fill what it lacks (src/receiver/merge-rules.ts). Declared by each agent's profile
  * (`sessionFiles.producer`); a file whose calls share no id with the telemetry is counted once per
  * session instead (src/receiver/pipeline.ts).
  */

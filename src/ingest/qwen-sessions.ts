@@ -14,7 +14,7 @@
  *   the token counts are Qwen Code's estimates).
  * The file holds no finish reason: a cut output is not seen from it (the telemetry has it).
  * Calls have the request id of their telemetry (the response id), so one request read from both
- * is one call (IMPORT_CALL_PRODUCERS, src/store/merge.ts).
+ * is one call (IMPORT_CALL_PRODUCERS, src/receiver/merge-rules.ts).
  */
 import type { Compaction, InputParts, LlmCall, Normalized } from '../model/calls.ts';
 import type { Attributes } from '../model/telemetry.ts';

@@ -3,8 +3,9 @@
  * carry what it needs, so a quiet detector can be told from a blind one; per producer, the
  * detectors that see none of its calls and what to turn on, in that producer's words; the
  * models of the recent calls with their windows; and the Claude Code versions seen against the
- * verified ones. The counts are src/store/coverage.ts; what each detector needs is
- * src/detectors/registry.ts; the coding agents' own knobs are src/model/producer-advice.ts.
+ * verified ones. The counts are src/store/coverage.ts; what each detector needs is declared once
+ * in src/model/detector-needs.ts (its words: src/detectors/registry.ts); the coding agents' own
+ * knobs are src/model/producer-advice.ts.
  */
 import { DETECTOR_NEEDS } from '../detectors/registry.ts';
 import { LOG_CALL_PRODUCERS } from '../ingest/producers.ts';

@@ -15,6 +15,7 @@
 import type { InputParts } from '../model/calls.ts';
 import { getAlertSettings } from '../store/alerts.ts';
 import { heldPerCall, type HeldItem, type ToolSizes } from '../model/held-results.ts';
+import { usageBands } from '../model/usage-bands.ts';
 import type { Db } from '../store/db.ts';
 import type { GuardDecision } from '../model/guard.ts';
 import { guardDecisionsOf } from '../store/guard-decisions.ts';
@@ -318,5 +319,26 @@ export async function loadStrip(
       await guardDecisionsOf(db, workspaceId, await stripConversations(db, workspaceId, scope)),
       calls,
     ),
+  };
+}
+
+/**
+ * The strip as GET /api/conversations/:id/strip and /api/runs/:id/strip answer it: with the
+ * usage thresholds to draw and the colour bands of a call's usage share, from the workspace's
+ * knobs (src/model/usage-bands.ts); undefined when the conversation or run has no calls.
+ */
+export async function loadStripView(db: Db, workspaceId: string, id: string, scope: StripScope) {
+  const strip = await loadStrip(db, workspaceId, scope);
+  if (!strip) return undefined;
+  const { thresholds } = await getAlertSettings(db, workspaceId);
+  return {
+    id,
+    scope: 'conversationId' in scope ? ('conversation' as const) : ('run' as const),
+    ...strip,
+    thresholds: {
+      usageThreshold: thresholds.usageThreshold,
+      usageCritical: thresholds.usageCritical,
+    },
+    bands: usageBands(thresholds),
   };
 }

@@ -30,17 +30,19 @@ import type { Db, Store } from '../store/db.ts';
 import type { IngestMark } from '../store/conversations.ts';
 import {
   applyCallContent,
-  insertCalls,
-  insertCompactions,
   insertLogRecords,
   insertSpans,
   insertToolResults,
   loadLogRecordsOfSpans,
-  markSideCalls,
   fillReportedCosts,
+} from '../store/ingest.ts';
+import {
+  insertCalls,
+  insertCompactions,
+  markSideCalls,
   type CallPrecedence,
   type CallsOutcome,
-} from '../store/ingest.ts';
+} from './merge-writes.ts';
 import { getWorkspaceSettings, type WorkspaceSettings } from '../store/workspaces.ts';
 import { GroupCommitter, type GroupCommitOptions } from './group-commit.ts';
 import { joinLoggedToolResults } from './logged-tool-parts.ts';
@@ -250,7 +252,7 @@ export class IngestPipeline {
 
   /**
    * Stores already normalized data (transcript imports), idempotently: a call or compaction
-   * telemetry stored already is merged into its row (src/store/merge.ts). `historyBeforeNs`
+   * telemetry stored already is merged into its row (./merge-rules.ts). `historyBeforeNs`
    * (the import's start) marks what it changed as history: findings anchored on calls before it
    * are not pushed to channels; `holdEvaluationMs` holds the evaluator loops off the
    * conversations it changed that long (the import evaluates them itself: holdEvaluation).

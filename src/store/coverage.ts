@@ -1,10 +1,16 @@
 /**
- * The counts behind the Coverage page: per detector, the calls that carry what it needs (as SQL
- * filters over `llm_calls`), in the whole workspace and per producer; and the models and Claude
+ * The counts behind the Coverage page: per detector, the calls that carry what it needs (its
+ * needs as declared in src/model/detector-needs.ts, turned into SQL filters over `llm_calls`), in the whole workspace and per producer; and the models and Claude
  * Code versions of the recent calls. What they mean (blind detectors, hints, warnings) is
  * src/reading/coverage.ts.
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
+import {
+  DETECTOR_CALL_NEEDS,
+  type CallNeed,
+  type NeededField,
+  type ToolSizesEvidence,
+} from '../model/detector-needs.ts';
 import type { CoverageDetector } from '../model/producer-advice.ts';
 import { CLAUDE_CODE_CALL_PRODUCERS } from '../model/window-catalog.ts';
 import type { Db } from './db.ts';
@@ -68,28 +74,55 @@ const SIZED = 'sized_conversations';
 /** A call whose input parts name a tool (its results' size is known). */
 const NAMES_A_TOOL = sql<boolean>`(parts IS NOT NULL AND parts->'tools' IS NOT NULL AND parts->'tools' <> '{}'::jsonb)`;
 
-/**
- * The calls each detector can use, as SQL filters over `llm_calls` (joined to {@link SIZED}).
- *
- * `tool_takeover` needs the sizes of the tool results a call's input holds, and a call can
- * carry that without naming a tool: the first call of a session has no tool results yet, and a
- * Claude Code call's parts hold only the results logged since its stream's previous call (the
- * detector holds earlier ones). So a call counts when its parts name a tool, when its parts come
- * from message content (an empty tool list is then a fact), when another call of its
- * conversation has parts that name a tool (the producer sends the sizes), or when it came from a
- * producer that logs every result.
- */
-function coveredFilters(rules: CoverageRules) {
-  const logged =
-    rules.toolSizesLoggedBy.length === 0
-      ? sql<boolean>`false`
-      : sql<boolean>`llm_calls.producer IN (${sql.join(rules.toolSizesLoggedBy)})`;
+/** The column of each field a detector may need known. */
+const NEEDED_COLUMNS: Record<
+  NeededField,
+  'context_tokens' | 'context_window' | 'finish_reason_raw'
+> = {
+  contextTokens: 'context_tokens',
+  contextWindow: 'context_window',
+  finishReasonRaw: 'finish_reason_raw',
+};
+
+/** Each evidence of a call's tool-result sizes, as SQL over `llm_calls` joined to {@link SIZED}. */
+function toolSizesSql(rules: CoverageRules): Record<ToolSizesEvidence, RawBuilder<boolean>> {
   return {
-    context_too_full: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL AND context_window IS NOT NULL)`,
-    tool_takeover: sql<string>`count(*) FILTER (WHERE ${NAMES_A_TOOL} OR parts->>'source' = 'messages' OR ${sql.ref(`${SIZED}.conversation_id`)} IS NOT NULL OR ${logged})`,
-    history_lost: sql<string>`count(*) FILTER (WHERE context_tokens IS NOT NULL)`,
-    output_cut_off: sql<string>`count(*) FILTER (WHERE finish_reason_raw IS NOT NULL)`,
-  } as const;
+    partsNameATool: NAMES_A_TOOL,
+    partsFromMessages: sql<boolean>`parts->>'source' = 'messages'`,
+    conversationSizesTools: sql<boolean>`${sql.ref(`${SIZED}.conversation_id`)} IS NOT NULL`,
+    producerLogsToolSizes:
+      rules.toolSizesLoggedBy.length === 0
+        ? sql<boolean>`false`
+        : sql<boolean>`llm_calls.producer IN (${sql.join(rules.toolSizesLoggedBy)})`,
+  };
+}
+
+/** One need as SQL. */
+function needSql(need: CallNeed, rules: CoverageRules): RawBuilder<boolean> {
+  if ('field' in need) return sql<boolean>`${sql.ref(NEEDED_COLUMNS[need.field])} IS NOT NULL`;
+  const evidence = toolSizesSql(rules);
+  return sql<boolean>`(${sql.join(
+    need.anyOf.map((e) => evidence[e]),
+    sql` OR `,
+  )})`;
+}
+
+/**
+ * The calls each detector can use, as SQL filters over `llm_calls` (joined to {@link SIZED}):
+ * the needs each detector declares (src/model/detector-needs.ts), all of them.
+ */
+function coveredFilters(rules: CoverageRules): Record<CoverageDetector, RawBuilder<string>> {
+  const filter = (d: CoverageDetector) =>
+    sql<string>`count(*) FILTER (WHERE ${sql.join(
+      DETECTOR_CALL_NEEDS[d].needs.map((need) => needSql(need, rules)),
+      sql` AND `,
+    )})`;
+  return {
+    context_too_full: filter('context_too_full'),
+    tool_takeover: filter('tool_takeover'),
+    history_lost: filter('history_lost'),
+    output_cut_off: filter('output_cut_off'),
+  };
 }
 
 const coveredColumns = (rules: CoverageRules) => {

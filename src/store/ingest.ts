@@ -3,7 +3,10 @@
  * answers 200 only after it commits. Spans, calls and tool results go through staging (one
  * binary COPY and one INSERT … SELECT each, src/store/staging.ts); every insert is idempotent
  * on the table's natural key, so exporter retries never duplicate rows; touched conversations
- * are marked dirty for the evaluator.
+ * are marked dirty for the evaluator. SQL and row mapping only: which stored rows a call or a
+ * compaction merges with, and what the merged row says, is decided by the receiver
+ * (src/receiver/merge-rules.ts), which runs these reads and writes in order
+ * (src/receiver/merge-writes.ts).
  */
 import { createHash } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
@@ -12,27 +15,10 @@ import type { LogRecord, Span } from '../model/telemetry.ts';
 import { int4 } from './columns.ts';
 import type { IngestMark } from './conversations.ts';
 import type { Db } from './db.ts';
-import {
-  canonicalJson,
-  distanceNs,
-  fillFromImport,
-  importedOf,
-  isImportedParts,
-  mergeCompaction,
-  readImported,
-  readSources,
-  SAME_COMPACTION_NS,
-  sameCompaction,
-  sameMergedFields,
-  sortSources,
-  sourceOf,
-  type CompactionSource,
-  type ImportedCall,
-} from './merge.ts';
 import { PREPARED } from './prepared.ts';
 import type { CompactionsTable, LlmCallsTable, LogRecordsTable } from './schema.ts';
 import { insertStaged, type IngestTx } from './staging.ts';
-import { compactionRow, llmCallRow, toCompaction, toLlmCall } from './timeline.ts';
+import { compactionRow, llmCallRow, toLlmCall } from './timeline.ts';
 
 /** Rows per INSERT statement (keeps bind parameters far below Postgres' 65,535). */
 const CHUNK = 500;
@@ -200,36 +186,8 @@ const MERGED_CALL_COLUMNS = [...CALL_COLUMNS, 'imported'];
 /** What an insert added: the conversation and start of each new call or compaction, for the dirty marks. */
 type Added = { conversation_id: string; at_ns: string; producer?: string };
 
-/** How calls of several producers that describe one request are stored (decided by the receiver). */
-export interface CallPrecedence {
-  /** Producers whose calls come from log events and yield to a span of the same request id. */
-  logProducers: readonly string[];
-  /**
-   * Producers whose calls come from session-file imports (transcripts): they yield to telemetry
-   * (spans, log events) of the same request id and fill what it lacks (src/store/merge.ts).
-   */
-  importProducers?: readonly string[];
-  /**
-   * Tool-result sources whose sizes become the parts of calls (Claude Code's logged results):
-   * in a conversation that has them, an import's estimated parts are not used.
-   */
-  partsResultSources?: readonly string[];
-  /** Quiet time (ms) before evaluation for the conversations of a producer; 0 when absent. */
-  settleMs: (producer: string) => number;
-}
-
-/** What `insertCalls` tells the caller beyond the marks. */
-export interface CallsOutcome {
-  /**
-   * Calls whose import-estimated parts were dropped because logged tool results size them
-   * now: the caller joins the logged results to them (src/receiver/logged-tool-parts.ts).
-   */
-  partsDropped: LlmCall[];
-  /** Calls whose request had a row of another source already (merged with it, not added). */
-  merged: number;
-}
-
-const toMarks = (
+/** The marks of added (or changed) rows: `calls` counts them as new calls. */
+export const marksOf = (
   added: readonly Added[],
   calls: boolean,
   settleMs: (producer: string) => number = () => 0,
@@ -244,221 +202,17 @@ const toMarks = (
 /** Sources of one request lie within this of each other (ns): bounds the lookup to a few partitions. */
 const SAME_REQUEST_NS = 86_400_000_000_000n;
 
-type CallRow = Selectable<LlmCallsTable>;
+/** A stored `llm_calls` row. */
+export type CallRow = Selectable<LlmCallsTable>;
 
-const minNs = (a: string, b: string) => (BigInt(a) <= BigInt(b) ? a : b);
-
-/** A call row's identity: its primary key. */
-const sameRow = (row: CallRow, call: LlmCall) =>
-  row.trace_id === call.traceId &&
-  row.span_id === call.spanId &&
-  String(row.start_ns) === call.startNs;
+/** A stored `compactions` row. */
+export type CompactionRow = Selectable<CompactionsTable>;
 
 /**
- * Inserts calls and returns marks for the new ones (re-sent calls are not new). One LLM call is
- * one row whatever brought it (DESIGN §5, src/store/merge.ts): calls with a request id are
- * looked up by it (one query per batch), and
- * - a better source (span > log event > import) replaces the row of a worse one: the row takes
- *   its identity and fields, keeps the log event's side-call reason and what an import said,
- *   and the findings anchored on the old row follow it (re-anchored, so never made twice);
- * - a worse source merges into the row of a better one: a log event adds nothing (its side
- *   call comes through `markSideCalls`), an import fills what telemetry lacks;
- * - a source of the same rank with another identity is stored beside it, as before.
- * Conversations whose stored rows changed are marked from the earliest start involved, so the
- * evaluator replays them. `outcome` receives what the caller must do next (see CallsOutcome).
+ * The rows of the requests of `calls` (one query; sources of a request lie within a day). How
+ * they merge with the calls is the receiver's (src/receiver/merge-rules.ts).
  */
-export async function insertCalls(
-  tx: IngestTx,
-  calls: readonly LlmCall[],
-  precedence: CallPrecedence,
-  outcome?: CallsOutcome,
-): Promise<IngestMark[]> {
-  const { db } = tx;
-  if (calls.length === 0) return [];
-  const workspaceId = calls[0]!.workspaceId;
-  const imports = precedence.importProducers ?? [];
-  const rankOf = (producer: string) =>
-    imports.includes(producer) ? 1 : precedence.logProducers.includes(producer) ? 2 : 3;
-  const keyed = calls.filter((call) => call.requestId !== null);
-  const existing = keyed.length === 0 ? [] : await rowsOfRequests(db, workspaceId, keyed);
-  if (existing.length === 0) return insertNewCalls(tx, calls, precedence);
-
-  const byRequest = new Map<string, CallRow[]>();
-  for (const row of existing) {
-    const list = byRequest.get(row.request_id!) ?? [];
-    list.push(row);
-    byRequest.set(row.request_id!, list);
-  }
-  const fresh: LlmCall[] = [];
-  const marks: IngestMark[] = [];
-  /** Rows replaced by a better source, with the call replacing them and what an import said. */
-  const replacing: Array<{ call: LlmCall; rows: CallRow[]; imported: ImportedCall | null }> = [];
-  /** Rows a worse source merges into, with the row's new fields. */
-  const merging: Array<{
-    row: CallRow;
-    imported: ImportedCall | null;
-    call: (importedParts: boolean) => LlmCall;
-  }> = [];
-  for (const call of calls) {
-    const rows = call.requestId === null ? [] : (byRequest.get(call.requestId) ?? []);
-    if (rows.some((row) => sameRow(row, call))) continue; // re-sent
-    const rank = rankOf(call.producer);
-    const best = bestRow(rows, rankOf);
-    if (best === undefined || rankOf(best.producer) === rank) {
-      fresh.push(call);
-      continue;
-    }
-    if (outcome) outcome.merged += 1;
-    if (rankOf(best.producer) < rank) {
-      const worse = rows.filter((row) => rankOf(row.producer) < rank);
-      const own = worse.find((row) => imports.includes(row.producer));
-      const imported: ImportedCall | null = own
-        ? importedOf(toLlmCall(own))
-        : (worse.map((row) => readImported(row.imported)).find((x) => x !== null) ?? null);
-      // the log event said it was a side call (Claude Code `query_source`); the span may not
-      const sideCall =
-        call.sideCall ?? worse.find((row) => row.side_call !== null)?.side_call ?? null;
-      // the log event said what it cost (Claude Code `cost_usd`); the span does not
-      const costUsd = call.costUsd ?? worse.find((row) => row.cost_usd !== null)?.cost_usd ?? null;
-      // the messages an import read stay with the row when telemetry did not capture them
-      const kept = call.inputMessages ?? storedMessages(worse);
-      replacing.push({
-        call: { ...call, sideCall, costUsd, ...(kept ? { inputMessages: kept } : {}) },
-        rows: worse,
-        imported,
-      });
-      continue;
-    }
-    const row = best;
-    const stored = toLlmCall(row);
-    const storedImport = readImported(row.imported);
-    if (imports.includes(call.producer)) {
-      const imported = importedOf(call);
-      // the messages an import read (a transcript at a drop) fill a row that has none
-      const messages = row.input_messages === null ? call.inputMessages : undefined;
-      if (
-        storedImport !== null &&
-        canonicalJson(storedImport) === canonicalJson(imported) &&
-        messages === undefined
-      )
-        continue;
-      merging.push({
-        row,
-        imported,
-        call: (parts) => ({
-          ...fillFromImport(stored, imported, parts),
-          ...(messages ? { inputMessages: messages } : {}),
-        }),
-      });
-    } else if (isImportedParts(stored.parts, storedImport)) {
-      // a log event of a call whose parts an import estimated: logged results size it now
-      merging.push({ row, imported: storedImport, call: () => ({ ...stored, parts: null }) });
-    }
-  }
-
-  // An import's parts count only where telemetry sizes nothing: no logged results, no log event.
-  const withImport = [
-    ...replacing.filter((r) => r.imported?.parts != null && r.call.parts === null),
-    ...merging.filter((m) => m.imported?.parts != null),
-  ];
-  const logged =
-    withImport.length === 0
-      ? new Set<string>()
-      : await conversationsWithResults(
-          db,
-          workspaceId,
-          [
-            ...replacing.map((r) => r.call.conversationId),
-            ...merging.map((m) => m.row.conversation_id),
-          ],
-          precedence.partsResultSources ?? [],
-        );
-  const importedParts = (conversationId: string, producer: string) =>
-    !precedence.logProducers.includes(producer) && !logged.has(conversationId);
-
-  const replacements = replacing.map(({ call, rows, imported }) => ({
-    call:
-      imported === null
-        ? call
-        : fillFromImport(
-            call,
-            imported,
-            importedParts(call.conversationId, call.producer) &&
-              !rows.some((row) => precedence.logProducers.includes(row.producer)),
-          ),
-    rows,
-    imported,
-  }));
-  const updates: Array<{ row: CallRow; call: LlmCall; imported: ImportedCall | null }> = [];
-  for (const m of merging) {
-    const call = m.call(importedParts(m.row.conversation_id, m.row.producer));
-    const stored = toLlmCall(m.row);
-    const changed = !sameMergedFields(stored, call);
-    const messages = m.row.input_messages === null && call.inputMessages !== undefined;
-    if (
-      !changed &&
-      !messages &&
-      canonicalJson(readImported(m.row.imported)) === canonicalJson(m.imported)
-    )
-      continue;
-    updates.push({ row: m.row, call, imported: m.imported });
-    if (changed)
-      marks.push({ conversationId: stored.conversationId, fromNs: stored.startNs, calls: 0 });
-    if (stored.parts !== null && call.parts === null) outcome?.partsDropped.push(call);
-  }
-
-  const gone = replacements.flatMap((r) => r.rows);
-  if (gone.length > 0) {
-    await sql`DELETE FROM llm_calls l
-      USING unnest(${gone.map((r) => r.trace_id)}::text[], ${gone.map((r) => r.span_id)}::text[],
-                   ${gone.map((r) => String(r.start_ns))}::int8[]) AS g(trace_id, span_id, start_ns)
-      WHERE l.workspace_id = ${workspaceId} AND l.trace_id = g.trace_id
-        AND l.span_id = g.span_id AND l.start_ns = g.start_ns`.execute(db);
-  }
-  marks.push(...(await insertNewCalls(tx, fresh, precedence)));
-  if (replacements.length > 0) {
-    await insertStaged(
-      tx,
-      'llm_calls',
-      MERGED_CALL_COLUMNS,
-      replacements.map(({ call, imported }) => ({
-        ...llmCallRow(call),
-        imported: imported === null ? null : JSON.stringify(imported),
-      })),
-      SPAN_KEY,
-    );
-    for (const { call, rows } of replacements) {
-      const settleMs = precedence.settleMs(call.producer);
-      let fromNs = call.startNs;
-      for (const row of rows) {
-        fromNs = minNs(fromNs, String(row.start_ns));
-        if (row.conversation_id !== call.conversationId)
-          marks.push({
-            conversationId: row.conversation_id,
-            fromNs: String(row.start_ns),
-            calls: 0,
-          });
-      }
-      marks.push({ conversationId: call.conversationId, fromNs, calls: 0, settleMs });
-    }
-    await reanchorFindings(
-      db,
-      workspaceId,
-      replacements.flatMap(({ call, rows }) =>
-        rows.map((row) => ({
-          conversationId: row.conversation_id,
-          from: { traceId: row.trace_id, spanId: row.span_id },
-          to: { traceId: call.traceId, spanId: call.spanId },
-        })),
-      ),
-    );
-  }
-  if (updates.length > 0) await updateMergedCalls(db, workspaceId, updates);
-  return marks;
-}
-
-/** The rows of the requests of `calls` (one query; sources of a request lie within a day). */
-async function rowsOfRequests(
+export async function rowsOfRequests(
   db: Db,
   workspaceId: string,
   calls: readonly LlmCall[],
@@ -481,29 +235,14 @@ async function rowsOfRequests(
     .execute();
 }
 
-/** The row a source of its request merges with: the best-ranked, then the earliest. */
-function bestRow(
-  rows: readonly CallRow[],
-  rankOf: (producer: string) => number,
-): CallRow | undefined {
-  let best: CallRow | undefined;
-  for (const row of rows) {
-    if (best === undefined) {
-      best = row;
-      continue;
-    }
-    const d = rankOf(row.producer) - rankOf(best.producer);
-    const earlier = BigInt(row.start_ns) < BigInt(best.start_ns);
-    if (d > 0 || (d === 0 && earlier)) best = row;
-  }
-  return best;
-}
-
-/** Inserts calls no stored row describes; marks for those really new. */
-async function insertNewCalls(
+/**
+ * Inserts calls (re-sent ones are skipped on their key); marks for those really new, with their
+ * producer's settle time.
+ */
+export async function insertNewCalls(
   tx: IngestTx,
   calls: readonly LlmCall[],
-  precedence: CallPrecedence,
+  settleMs: (producer: string) => number,
 ): Promise<IngestMark[]> {
   const added = await insertStaged<Added>(
     tx,
@@ -520,11 +259,42 @@ async function insertNewCalls(
       }),
     },
   );
-  return toMarks(added, true, precedence.settleMs);
+  return marksOf(added, true, settleMs);
+}
+
+/** Inserts calls that replace stored rows, each with what an import said of it (`imported`). */
+export async function insertReplacingCalls(
+  tx: IngestTx,
+  replacements: ReadonlyArray<{ call: LlmCall; imported: unknown }>,
+): Promise<void> {
+  await insertStaged(
+    tx,
+    'llm_calls',
+    MERGED_CALL_COLUMNS,
+    replacements.map(({ call, imported }) => ({
+      ...llmCallRow(call),
+      imported: imported === null ? null : JSON.stringify(imported),
+    })),
+    SPAN_KEY,
+  );
+}
+
+/** Deletes call rows by their primary key (one statement). */
+export async function deleteCalls(
+  db: Db,
+  workspaceId: string,
+  rows: ReadonlyArray<Pick<CallRow, 'trace_id' | 'span_id' | 'start_ns'>>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`DELETE FROM llm_calls l
+    USING unnest(${rows.map((r) => r.trace_id)}::text[], ${rows.map((r) => r.span_id)}::text[],
+                 ${rows.map((r) => String(r.start_ns))}::int8[]) AS g(trace_id, span_id, start_ns)
+    WHERE l.workspace_id = ${workspaceId} AND l.trace_id = g.trace_id
+      AND l.span_id = g.span_id AND l.start_ns = g.start_ns`.execute(db);
 }
 
 /** Of `conversationIds`, those holding tool results of one of `sources` (one query). */
-async function conversationsWithResults(
+export async function conversationsWithResults(
   db: Db,
   workspaceId: string,
   conversationIds: readonly string[],
@@ -540,26 +310,16 @@ async function conversationsWithResults(
   return new Set(rows.rows.map((row) => row.conversation_id));
 }
 
-/** The messages stored with the first of `rows` that has them (an import's, at a drop). */
-function storedMessages(rows: readonly CallRow[]): Record<string, unknown> | undefined {
-  const text = rows.find((row) => row.input_messages !== null)?.input_messages;
-  if (!text) return undefined;
-  try {
-    const value = JSON.parse(text) as unknown;
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Writes the fields merged into stored rows (one statement). */
-async function updateMergedCalls(
+/**
+ * Writes the fields merged into stored rows (one statement): each row's key, its new fields
+ * (`call`) and what an import said (`imported`); stored input messages are kept.
+ */
+export async function updateMergedCalls(
   db: Db,
   workspaceId: string,
-  updates: ReadonlyArray<{ row: CallRow; call: LlmCall; imported: ImportedCall | null }>,
+  updates: ReadonlyArray<{ row: CallRow; call: LlmCall; imported: unknown }>,
 ): Promise<void> {
+  if (updates.length === 0) return;
   const values = updates.map(({ row, call, imported }) => {
     const r = llmCallRow(call);
     return {
@@ -612,84 +372,47 @@ async function updateMergedCalls(
       AND l.start_ns = v.start_ns`.execute(db);
 }
 
-/** A call row that another source's row replaced, and the row replacing it. */
-interface Reanchor {
-  conversationId: string;
-  from: { traceId: string; spanId: string };
-  to: { traceId: string; spanId: string };
-}
+/** What a finding names of calls: its anchor, its call and its details. */
+export type FindingRefs = { anchor: string; trace_id: string; span_id: string; details: unknown };
 
-/**
- * Moves the findings anchored on replaced call rows to the rows that replaced them: the
- * finding's call, its anchor (anchors name calls by `traceId:spanId`, tool_takeover by the
- * span id of an episode's first call) and the calls its details list. So the evaluator's
- * replay of the merged rows finds the findings it made before, and never makes (or sends) them
- * again. A finding whose new anchor another finding holds already is left as it is.
- */
-async function reanchorFindings(
+/** The findings of `conversationIds` whose call or anchor names one of `spanIds`. */
+export async function findingsNamingSpans(
   db: Db,
   workspaceId: string,
-  moves: readonly Reanchor[],
-): Promise<void> {
-  const real = moves.filter(
-    (m) => m.from.traceId !== m.to.traceId || m.from.spanId !== m.to.spanId,
-  );
-  if (real.length === 0) return;
-  const olds = [...new Set(real.map((m) => m.from.spanId))];
-  const rows = await db
+  conversationIds: readonly string[],
+  spanIds: readonly string[],
+): Promise<Array<FindingRefs & { id: string; detector: string }>> {
+  return db
     .selectFrom('findings')
     .select(['id', 'detector', 'anchor', 'trace_id', 'span_id', 'details'])
     .where('workspace_id', '=', workspaceId)
-    .where('conversation_id', 'in', [...new Set(real.map((m) => m.conversationId))])
+    .where('conversation_id', 'in', [...conversationIds])
     .where((eb) =>
       eb.or([
-        eb('span_id', 'in', olds),
-        sql<boolean>`anchor LIKE ANY(${olds.map((s) => `%${s}%`)}::text[])`,
+        eb('span_id', 'in', [...spanIds]),
+        sql<boolean>`anchor LIKE ANY(${spanIds.map((s) => `%${s}%`)}::text[])`,
       ]),
     )
     .execute();
-  for (const row of rows) {
-    let anchor = row.anchor;
-    let traceId = row.trace_id;
-    let spanId = row.span_id;
-    let details = row.details as unknown;
-    for (const { from, to } of real) {
-      anchor = anchor
-        .replaceAll(`${from.traceId}:${from.spanId}`, `${to.traceId}:${to.spanId}`)
-        .replaceAll(from.spanId, to.spanId);
-      if (traceId === from.traceId && spanId === from.spanId) {
-        traceId = to.traceId;
-        spanId = to.spanId;
-      }
-      details = moveCallRefs(details, from, to);
-    }
-    if (anchor === row.anchor && traceId === row.trace_id && spanId === row.span_id) continue;
-    await sql`UPDATE findings SET anchor = ${anchor}, trace_id = ${traceId}, span_id = ${spanId},
-        details = ${JSON.stringify(details)}::jsonb
-      WHERE id = ${row.id} AND NOT EXISTS (
-        SELECT 1 FROM findings o WHERE o.workspace_id = ${workspaceId}
-           AND o.detector = ${row.detector} AND o.anchor = ${anchor} AND o.id <> ${row.id})`.execute(
-      db,
-    );
-  }
 }
 
-/** `value` with every `{ traceId, spanId }` naming `from` naming `to` instead. */
-function moveCallRefs(
-  value: unknown,
-  from: { traceId: string; spanId: string },
-  to: { traceId: string; spanId: string },
-): unknown {
-  if (Array.isArray(value)) return value.map((v) => moveCallRefs(v, from, to));
-  if (value === null || typeof value !== 'object') return value;
-  const o = value as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) out[k] = moveCallRefs(v, from, to);
-  if (o.traceId === from.traceId && o.spanId === from.spanId) {
-    out.traceId = to.traceId;
-    out.spanId = to.spanId;
-  }
-  return out;
+/**
+ * Moves a finding to a new anchor, call and details, unless another finding of its detector
+ * holds that anchor already (then it is left as it is).
+ */
+export async function moveFinding(
+  db: Db,
+  workspaceId: string,
+  finding: { id: string; detector: string },
+  to: { anchor: string; traceId: string; spanId: string; details: unknown },
+): Promise<void> {
+  await sql`UPDATE findings SET anchor = ${to.anchor}, trace_id = ${to.traceId}, span_id = ${to.spanId},
+      details = ${JSON.stringify(to.details)}::jsonb
+    WHERE id = ${finding.id} AND NOT EXISTS (
+      SELECT 1 FROM findings o WHERE o.workspace_id = ${workspaceId}
+         AND o.detector = ${finding.detector} AND o.anchor = ${to.anchor} AND o.id <> ${finding.id})`.execute(
+    db,
+  );
 }
 
 const TOOL_RESULT_COLUMNS = [
@@ -731,114 +454,69 @@ export async function insertToolResults(
   );
 }
 
-/**
- * Inserts compactions and returns marks for the new ones and for those that changed. One
- * compaction is one row whatever reported it (src/store/merge.ts): each incoming compaction
- * either is a re-sent source of a stored one (nothing to do), joins the nearest stored (or
- * earlier in the batch) compaction it is another source of, or is a new row. Stored candidates
- * are read in one query: the batch's conversations within the merge window of its times.
- */
-export async function insertCompactions(
+/** The compactions of `conversationIds` between two times (ns, inclusive). */
+export async function compactionsBetween(
   db: Db,
-  compactions: readonly Compaction[],
-): Promise<IngestMark[]> {
-  if (compactions.length === 0) return [];
-  const workspaceId = compactions[0]!.workspaceId;
-  let lo = BigInt(compactions[0]!.atNs);
-  let hi = lo;
-  for (const c of compactions) {
-    const ns = BigInt(c.atNs);
-    if (ns < lo) lo = ns;
-    if (ns > hi) hi = ns;
-  }
-  const stored = await db
+  workspaceId: string,
+  conversationIds: readonly string[],
+  fromNs: string,
+  toNs: string,
+): Promise<CompactionRow[]> {
+  return db
     .selectFrom('compactions')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
-    .where('conversation_id', 'in', [...new Set(compactions.map((c) => c.conversationId))])
-    .where('at_ns', '>=', String(lo - SAME_COMPACTION_NS))
-    .where('at_ns', '<=', String(hi + SAME_COMPACTION_NS))
+    .where('conversation_id', 'in', [...new Set(conversationIds)])
+    .where('at_ns', '>=', fromNs)
+    .where('at_ns', '<=', toNs)
     .execute();
-  interface Working {
-    row?: Selectable<CompactionsTable>;
-    conversationId: string;
-    sources: CompactionSource[];
-    changed: boolean;
-  }
-  const working: Working[] = stored.map((row) => {
-    const sources = readSources(row.sources);
-    return {
-      row,
-      conversationId: row.conversation_id,
-      sources: sources.length > 0 ? sources : [sourceOf(toCompaction(row))],
-      changed: false,
-    };
-  });
-  const sorted = [...compactions].sort((a, b) =>
-    BigInt(a.atNs) < BigInt(b.atNs) ? -1 : BigInt(a.atNs) > BigInt(b.atNs) ? 1 : 0,
-  );
-  for (const c of sorted) {
-    const mine = working.filter((w) => w.conversationId === c.conversationId);
-    if (mine.some((w) => w.sources.some((s) => s.sourceKey === c.sourceKey))) continue; // re-sent
-    let best: Working | undefined;
-    let bestDistance = 0n;
-    for (const w of mine) {
-      if (!sameCompaction(w.sources, c)) continue;
-      const d = distanceNs(w.sources, c);
-      if (best === undefined || d < bestDistance) {
-        best = w;
-        bestDistance = d;
-      }
-    }
-    if (best) {
-      best.sources = sortSources([...best.sources, sourceOf(c)]);
-      best.changed = true;
-    } else {
-      working.push({ conversationId: c.conversationId, sources: [sourceOf(c)], changed: true });
-    }
-  }
+}
 
+/**
+ * Inserts compactions, each with its sources (`compactions.sources`), skipping a source key
+ * stored already; marks for the new ones.
+ */
+export async function insertCompactionRows(
+  db: Db,
+  rows: ReadonlyArray<{ compaction: Compaction; sources: unknown }>,
+): Promise<IngestMark[]> {
   const marks: IngestMark[] = [];
-  const where = (w: Working) => ({ workspaceId, conversationId: w.conversationId });
-  const inserts = working.filter((w) => w.row === undefined);
-  for (const chunk of chunks(inserts)) {
+  for (const chunk of chunks(rows)) {
     const added = await db
       .insertInto('compactions')
       .values(
-        chunk.map((w) => ({
-          ...compactionRow(mergeCompaction(w.sources, where(w))),
-          sources: JSON.stringify(w.sources),
+        chunk.map(({ compaction, sources }) => ({
+          ...compactionRow(compaction),
+          sources: JSON.stringify(sources),
         })),
       )
       .onConflict((oc) => oc.columns(['workspace_id', 'source_key']).doNothing())
       .returning(['conversation_id', 'at_ns'])
       .execute();
-    marks.push(...toMarks(added, false));
-  }
-  for (const w of working) {
-    if (w.row === undefined || !w.changed) continue;
-    const before = toCompaction(w.row);
-    const merged = mergeCompaction(w.sources, where(w));
-    const { workspace_id: _w, ...set } = compactionRow(merged);
-    await db
-      .updateTable('compactions')
-      .set({ ...set, sources: JSON.stringify(w.sources) })
-      .where('id', '=', w.row.id)
-      .execute();
-    if (canonicalJson({ ...before, sourceKey: '' }) !== canonicalJson({ ...merged, sourceKey: '' }))
-      marks.push({
-        conversationId: w.conversationId,
-        fromNs: minNs(before.atNs, merged.atNs),
-        calls: 0,
-      });
+    marks.push(...marksOf(added, false));
   }
   return marks;
+}
+
+/** Rewrites a stored compaction with its merged fields and sources. */
+export async function updateCompactionRow(
+  db: Db,
+  id: CompactionRow['id'],
+  compaction: Compaction,
+  sources: unknown,
+): Promise<void> {
+  const { workspace_id: _w, ...set } = compactionRow(compaction);
+  await db
+    .updateTable('compactions')
+    .set({ ...set, sources: JSON.stringify(sources) })
+    .where('id', '=', id)
+    .execute();
 }
 
 /**
  * Gives the cost a log event reported (Claude Code `cost_usd`) to the stored row of its request
  * when that row has none: a span of the same request id outranks the log event and took the
- * row (src/store/merge.ts), but spans carry no cost. Rows with a cost keep it. Nothing the
+ * row (src/receiver/merge-rules.ts), but spans carry no cost. Rows with a cost keep it. Nothing the
  * detectors read changes, so no conversation is marked.
  */
 export async function fillReportedCosts(
@@ -859,54 +537,58 @@ export async function fillReportedCosts(
 }
 
 /**
- * Marks calls of the given requests as side calls (Claude Code `query_source` from log
- * events) and returns marks for their conversations: an already evaluated call that turns
- * out to be a side call makes the evaluator replay from it. A call that held logged tool
- * results as its parts while it was taken for a main call (its span came before its log event)
- * gives them up: `outcome.partsDropped` receives the next main call of its stream, whose input
- * they entered, for the caller to join them to.
+ * Marks the calls of a request as side calls (Claude Code `query_source` from log events) where
+ * not marked yet; a side call gives up the sizes joined to it from logged results
+ * (src/receiver/logged-tool-parts.ts). Returns the rows it changed.
  */
-export async function markSideCalls(
+export async function setSideCall(
   db: Db,
   workspaceId: string,
-  sideCalls: ReadonlyArray<{ requestId: string; reason: string }>,
-  outcome?: CallsOutcome,
-): Promise<IngestMark[]> {
-  const marks: IngestMark[] = [];
-  for (const { requestId, reason } of sideCalls) {
-    const changed = await db
-      .updateTable('llm_calls')
-      .set({
-        side_call: reason,
-        // sizes joined from logged results: a side call holds none (src/receiver/logged-tool-parts.ts)
-        parts: sql<
-          string | null
-        >`CASE WHEN parts->>'estimatedFrom' = 'bytes' AND parts->>'source' = 'tool_spans' THEN NULL ELSE parts END`,
-      })
-      .where('workspace_id', '=', workspaceId)
-      .where('request_id', '=', requestId)
-      .where('side_call', 'is', null)
-      .returning(['conversation_id', 'stream_key', 'start_ns as at_ns', 'parts'])
-      .execute();
-    marks.push(...toMarks(changed, false));
-    if (!outcome) continue;
-    for (const row of changed) {
-      const next = await db
-        .selectFrom('llm_calls')
-        .selectAll()
-        .where('workspace_id', '=', workspaceId)
-        .where('conversation_id', '=', row.conversation_id)
-        .where('stream_key', '=', row.stream_key)
-        .where('side_call', 'is', null)
-        .where('context_tokens', 'is not', null)
-        .where('start_ns', '>', String(row.at_ns))
-        .orderBy('start_ns')
-        .limit(1)
-        .executeTakeFirst();
-      if (next) outcome.partsDropped.push(toLlmCall(next));
-    }
-  }
-  return marks;
+  requestId: string,
+  reason: string,
+): Promise<Array<{ conversation_id: string; stream_key: string; at_ns: string }>> {
+  const changed = await db
+    .updateTable('llm_calls')
+    .set({
+      side_call: reason,
+      // sizes joined from logged results: a side call holds none (src/receiver/logged-tool-parts.ts)
+      parts: sql<
+        string | null
+      >`CASE WHEN parts->>'estimatedFrom' = 'bytes' AND parts->>'source' = 'tool_spans' THEN NULL ELSE parts END`,
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('request_id', '=', requestId)
+    .where('side_call', 'is', null)
+    .returning(['conversation_id', 'stream_key', 'start_ns as at_ns', 'parts'])
+    .execute();
+  return changed.map((row) => ({
+    conversation_id: row.conversation_id,
+    stream_key: row.stream_key,
+    at_ns: String(row.at_ns),
+  }));
+}
+
+/** The first main call with token counts of a stream after `afterNs`, if any. */
+export async function nextMainCall(
+  db: Db,
+  workspaceId: string,
+  conversationId: string,
+  streamKey: string,
+  afterNs: string,
+): Promise<LlmCall | undefined> {
+  const next = await db
+    .selectFrom('llm_calls')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('conversation_id', '=', conversationId)
+    .where('stream_key', '=', streamKey)
+    .where('side_call', 'is', null)
+    .where('context_tokens', 'is not', null)
+    .where('start_ns', '>', afterNs)
+    .orderBy('start_ns')
+    .limit(1)
+    .executeTakeFirst();
+  return next ? toLlmCall(next) : undefined;
 }
 
 /**
@@ -943,7 +625,7 @@ export async function applyCallContent(
       .where('span_id', '=', content.spanId)
       .returning(['conversation_id', 'start_ns as at_ns'])
       .execute();
-    marks.push(...toMarks(changed, false));
+    marks.push(...marksOf(changed, false));
   }
   return marks;
 }

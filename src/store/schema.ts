@@ -1,6 +1,8 @@
 /**
  * Kysely table types for the rotscope schema (migrations/). Snake-case rows never leave
- * src/store: queries map them to the camelCase models in src/model.
+ * src/store: queries map them to the camelCase models in src/model. Every table of the migrated
+ * schema (./schema.sql, `npm run schema:dump`) is here with its columns:
+ * test/integration/store/schema-dump.test.ts fails when they drift apart.
  * int8 columns (bigint, bigserial, count) are read as decimal strings on both backends.
  */
 import type { ColumnType } from 'kysely';
@@ -112,7 +114,7 @@ export interface LlmCallsTable {
   created_at: Timestamp;
   /**
    * Migration 0070: what a session-file import said of the call, when telemetry owns the row
-   * (src/store/merge.ts); null when no import contributed or the row is the import's own.
+   * (src/receiver/merge-rules.ts); null when no import contributed or the row is the import's own.
    */
   imported: ColumnType<Json, string | null | undefined, string | null>;
   /**
@@ -163,7 +165,7 @@ export interface CompactionsTable {
   summary_size: number | null;
   summary: string | null;
   created_at: Timestamp;
-  /** Migration 0070: every source of the compaction, best first (src/store/merge.ts). */
+  /** Migration 0070: every source of the compaction, best first (src/receiver/merge-rules.ts). */
   sources: ColumnType<Json, string | undefined, string>;
 }
 
@@ -387,6 +389,19 @@ export interface GuardDecisionsTable {
   received_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/**
+ * Migration 0130: the window the agent itself reported, per conversation and model, the latest
+ * report (src/store/agent-windows.ts).
+ */
+export interface AgentWindowsTable {
+  workspace_id: string;
+  conversation_id: string;
+  model: string;
+  window_tokens: number;
+  reporter: string;
+  reported_at_ns: Int8;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_tokens: ApiTokensTable;
@@ -407,5 +422,6 @@ export interface Database {
   delivery_attempts: DeliveryAttemptsTable;
   auth_refusals: AuthRefusalsTable;
   guard_decisions: GuardDecisionsTable;
+  agent_windows: AgentWindowsTable;
   schema_migrations: SchemaMigrationsTable;
 }

@@ -3,13 +3,12 @@
  * - `GET /api/conversations/:id/strip` and `GET /api/runs/:id/strip`: the context growth strip,
  *   one row per LLM call in start order as columns (src/reading/strip.ts), with the findings that
  *   mark it (drops, cut-off outputs, tool takeovers), the usage thresholds to draw and the
- *   colour bands of a call's usage, from the workspace's knobs (src/model/usage-bands.ts);
+ *   colour bands of a call's usage, from the workspace's knobs (src/reading/strip.ts
+ *   loadStripView, src/model/usage-bands.ts);
  * - `GET /api/findings/:id/what-was-lost`: one drop's detail (src/reading/what-was-lost.ts).
  */
 import { z } from 'zod';
-import { usageBands } from '../../model/usage-bands.ts';
-import { getAlertSettings } from '../../store/alerts.ts';
-import { loadStrip, type StripScope } from '../../reading/strip.ts';
+import { loadStripView } from '../../reading/strip.ts';
 import { loadWhatWasLost } from '../../reading/what-was-lost.ts';
 import { errorSchema, isoTime } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
@@ -172,22 +171,6 @@ const writeAsIs = () => (data: unknown) => JSON.stringify(data);
 export const stripRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
 
-  const stripOf = async (workspaceId: string, id: string, scope: StripScope) => {
-    const strip = await loadStrip(db, workspaceId, scope);
-    if (!strip) return undefined;
-    const { thresholds } = await getAlertSettings(db, workspaceId);
-    return {
-      id,
-      scope: 'conversationId' in scope ? ('conversation' as const) : ('run' as const),
-      ...strip,
-      thresholds: {
-        usageThreshold: thresholds.usageThreshold,
-        usageCritical: thresholds.usageCritical,
-      },
-      bands: usageBands(thresholds),
-    };
-  };
-
   app.get(
     '/api/conversations/:id/strip',
     {
@@ -197,7 +180,7 @@ export const stripRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     },
     async (request, reply) => {
       const { id } = request.params;
-      const strip = await stripOf(request.workspaceId, id, { conversationId: id });
+      const strip = await loadStripView(db, request.workspaceId, id, { conversationId: id });
       if (!strip)
         return reply.code(404).send({ error: 'not_found', message: `no conversation "${id}"` });
       return strip;
@@ -213,7 +196,7 @@ export const stripRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     },
     async (request, reply) => {
       const { id } = request.params;
-      const strip = await stripOf(request.workspaceId, id, { runId: id });
+      const strip = await loadStripView(db, request.workspaceId, id, { runId: id });
       if (!strip) return reply.code(404).send({ error: 'not_found', message: `no run "${id}"` });
       return strip;
     },

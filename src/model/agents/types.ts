@@ -28,7 +28,7 @@ export interface AgentSessionFiles {
   reader: string;
   /**
    * How a session read from both its telemetry and its files is counted once: `request_id` when
-   * a call carries an id both share (the store merges the two rows, src/store/merge.ts);
+   * a call carries an id both share (the receiver merges the two rows, src/receiver/merge-rules.ts);
    * `session` when none is shared (a session the telemetry stored is not taken from its file:
    * src/receiver/pipeline.ts), naming the telemetry's producer.
    */

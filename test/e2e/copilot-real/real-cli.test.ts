@@ -170,7 +170,7 @@ describe.skipIf(!binary || !onThisBackend)('the real GitHub Copilot CLI, end to 
         const again = (await settledFindings(server.url, sessionId)).map(seen);
         expect(sorted(again), describeSeen(again)).toEqual(sorted(scenario.findings));
         // still one compaction: the file's record merged with the event (and named first, as
-        // a transcript's boundary is: src/store/merge.ts)
+        // a transcript's boundary is: src/receiver/merge-rules.ts)
         expect(await storedOf(server.url, sessionId)).toEqual({
           ...scenario.stored,
           compactions: scenario.stored.compactions.map(() => 'transcript_boundary/summarize'),

@@ -1,4 +1,4 @@
-/** The merge rules of one call, one row and one compaction, one row (src/store/merge.ts). */
+/** The merge rules of one call, one row and one compaction, one row (src/receiver/merge-rules.ts). */
 import { describe, expect, it } from 'vitest';
 import type { Compaction } from '../../../src/model/calls.ts';
 import {
@@ -10,7 +10,7 @@ import {
   sameCompaction,
   sortSources,
   sourceOf,
-} from '../../../src/store/merge.ts';
+} from '../../../src/receiver/merge-rules.ts';
 import { call } from '../../helpers/calls.ts';
 
 const S = 1_000_000_000n;
