@@ -5,7 +5,8 @@ import tseslint from 'typescript-eslint';
  * own folder and the layers below its own, never a sibling folder of its layer or anything above.
  *   0  model/, config.ts
  *   1  otlp/, ingest/, detectors/, store/, log/, secrets/
- *   2  receiver/, evaluator/, notifier/, reading/   (the pipeline stages; reading/ is the read side)
+ *   2  receiver/, evaluator/, notifier/, reading/   (the pipeline stages: receiver/ is the OTLP receiving
+ *                                                    below api/'s routes; reading/ is the read side)
  *   3  api/, cli/
  *   4  main.ts, loops.ts, bootstrap-token.ts, startup.ts   (the composition root)
  *   5  entry.ts                                            (the command's dispatcher)

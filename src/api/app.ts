@@ -16,16 +16,14 @@ import { registerAuth, type AuthFailureWriter } from './auth.ts';
 import { hostName, registerHostGuard } from './host-guard.ts';
 import { registerConsole } from './console.ts';
 import { recordRefusals } from './refusals.ts';
-import { isRetryableFailure } from './errors.ts';
+import { refuse, Refusal, refusalOf, writeRefusal } from './errors.ts';
 import { healthRoutes } from './health.ts';
-import { PendingWork } from './inflight.ts';
+import { ByteBudget, PendingWork } from '../receiver/inflight.ts';
 import { IngestPipeline } from '../receiver/pipeline.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
-import { ByteBudget } from './inflight.ts';
-import { otlpRoutes, replyStatus } from './otlp.ts';
-import { RPC_CODES } from '../otlp/responses.ts';
+import { otlpRoutes } from './otlp.ts';
 import { apiRoutes } from './routes/index.ts';
-import { isOtlpPath, routedPath } from './routed-path.ts';
+import { routedPath } from './routed-path.ts';
 import type { ApiDeps } from './types.ts';
 
 export interface AppOptions {
@@ -88,19 +86,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onRequest', async (request, reply) => {
     const path = routedPath(request);
     if (!shuttingDown || path === '/healthz' || path === '/readyz') return;
-    reply.header('connection', 'close');
-    const message = 'shutting down, retry later';
-    if (isOtlpPath(request))
-      return replyStatus(
-        request,
-        reply,
-        503,
-        RPC_CODES.UNAVAILABLE,
-        message,
-        config.retryAfterSeconds,
-      );
-    reply.header('retry-after', String(config.retryAfterSeconds));
-    return reply.code(503).send({ error: 'unavailable', message });
+    const refusal = new Refusal('unavailable', 'shutting down, retry later', {
+      closeConnection: true,
+    });
+    return writeRefusal(request, reply, refusal, config.retryAfterSeconds);
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -126,26 +115,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
       },
       `request refused (${failure.status}): ${failure.message}`,
     );
-    if (isOtlpPath(request)) {
-      const rpc =
-        failure.status === 401
-          ? RPC_CODES.UNAUTHENTICATED
-          : failure.status === 403
-            ? RPC_CODES.PERMISSION_DENIED
-            : RPC_CODES.UNAVAILABLE;
-      return replyStatus(
-        request,
-        reply,
-        failure.status,
-        rpc,
-        failure.message,
-        failure.status === 503 ? config.retryAfterSeconds : undefined,
-      );
-    }
-    if (failure.status === 503) reply.header('retry-after', String(config.retryAfterSeconds));
-    return reply
-      .code(failure.status)
-      .send({ error: errorName(failure.status), message: failure.message });
+    const refusal = Refusal.ofStatus(failure.status, failure.message);
+    return writeRefusal(request, reply, refusal, config.retryAfterSeconds);
   };
   const auth = registerAuth(app, { store, host: config.host, writeFailure });
   const refusals = recordRefusals(app, { store, lookup: auth.lookup });
@@ -155,34 +126,17 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(config.publicUrl ? { publicHost: hostName(new URL(config.publicUrl).host) } : {}),
   });
 
-  // The JSON API's error handler: clear 4xx messages, 5xx details hidden (logged instead).
-  app.setErrorHandler(
-    (
-      error: { statusCode?: number; message: string; validation?: unknown; problems?: unknown },
-      request,
-      reply,
-    ) => {
-      const status = error.statusCode ?? 500;
-      if (status < 500)
-        return reply.code(status).send({
-          error: errorName(status),
-          message: error.message,
-          ...(Array.isArray(error.problems) ? { problems: error.problems } : {}),
-        });
-      if (isRetryableFailure(error)) {
-        reply.header('retry-after', String(config.retryAfterSeconds));
-        return reply
-          .code(503)
-          .send({ error: 'unavailable', message: 'database unavailable, retry later' });
-      }
-      request.log.error({ err: error }, 'request failed');
-      return reply.code(500).send({ error: 'internal', message: 'internal error' });
-    },
-  );
+  // The JSON API's error handler: the one map's refusals (./errors.ts), clear 4xx messages,
+  // 5xx details hidden (logged instead). The OTLP routes write the same refusals their way.
+  app.setErrorHandler((error, request, reply) => {
+    const refusal = refusalOf(error);
+    if (refusal.code === 'unstorable_value')
+      request.log.warn({ err: error }, 'request refused a value the database cannot store');
+    if (refusal.code === 'internal') request.log.error({ err: error }, 'request failed');
+    return writeRefusal(request, reply, refusal, config.retryAfterSeconds);
+  });
   app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
+    refuse(reply, 'not_found', `no route ${request.method} ${request.url}`),
   );
 
   // Before every route: its CSRF hook and security headers must cover them all.
@@ -279,22 +233,4 @@ export async function buildApp(options: AppOptions): Promise<App> {
 function checkingIntervalMs(config: Config): number {
   const shortest = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
   return Math.max(10, Math.min(1_000, Math.floor(shortest / 4)));
-}
-
-function errorName(status: number): string {
-  return (
-    (
-      {
-        400: 'bad_request',
-        401: 'unauthorized',
-        403: 'forbidden',
-        404: 'not_found',
-        409: 'conflict',
-        413: 'too_large',
-        415: 'unsupported_media_type',
-        429: 'too_many_requests',
-        503: 'unavailable',
-      } as Record<number, string>
-    )[status] ?? 'error'
-  );
 }

@@ -22,6 +22,7 @@ import { SESSION_COOKIE, type AuthLookup } from './auth.ts';
 import { isOtlpPath } from './routed-path.ts';
 import { errorSchema } from './schemas.ts';
 import { withInputRules } from './validation.ts';
+import { refuse } from './errors.ts';
 
 /** Where the built console is: dist/ui beside dist/api (compiled) or beside src/ (from source). */
 function consoleRoot(): string | undefined {
@@ -90,16 +91,15 @@ const sessionRoutes = withInputRules<SessionDeps>(async (app, { auth, cookieOpti
     async (request, reply) => {
       const { token } = request.body;
       const found = await auth.lookup(token);
-      if (!found)
-        return reply.code(401).send({ error: 'unauthorized', message: 'unknown or revoked token' });
+      if (!found) return refuse(reply, 'unauthorized', 'unknown or revoked token');
       // An ingest token can send data but read none: signed in, every page would say "needs read".
       if (found.scope === 'ingest')
-        return reply.code(403).send({
-          error: 'forbidden',
-          message:
-            'this is an ingest token: it sends data but cannot read it. Sign in with a read or admin token ' +
+        return refuse(
+          reply,
+          'forbidden',
+          'this is an ingest token: it sends data but cannot read it. Sign in with a read or admin token ' +
             `(rotscope token create --workspace ${found.workspaceId} --scope read)`,
-        });
+        );
       reply.setCookie(SESSION_COOKIE, token, cookieOptions);
       return describeSession(reply, token);
     },

@@ -4,7 +4,7 @@ import type { Resolver } from '../notifier/outbound.ts';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/db.ts';
 import type { IngestPipeline } from '../receiver/pipeline.ts';
-import type { ByteBudget } from './inflight.ts';
+import type { ByteBudget } from '../receiver/inflight.ts';
 
 import type { Scope } from '../model/tokens.ts';
 

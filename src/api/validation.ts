@@ -11,19 +11,16 @@ import {
   validatorCompiler,
   type FastifyPluginAsyncZod,
 } from 'fastify-type-provider-zod';
+import { Refusal } from '../model/errors.ts';
 
 /** The part of a request a schema error is about (fastify's `RequestPart`). */
 type RequestPart = 'body' | 'headers' | 'params' | 'querystring';
 type Problem = { path: Array<string | number>; message: string };
 
-/** An error the JSON API's error handler answers as a 400 with this message (and its problems). */
-export class BadRequestError extends Error {
-  readonly statusCode = 400;
-  constructor(
-    message: string,
-    readonly problems?: Problem[],
-  ) {
-    super(message);
+/** The refusal the JSON API answers as a 400 `bad_request` with this message (and its problems). */
+export class BadRequestError extends Refusal {
+  constructor(message: string, problems?: Problem[]) {
+    super('bad_request', message, problems ? { problems } : {});
   }
 }
 

@@ -35,17 +35,8 @@ export function exportResponse(
   );
 }
 
-/** gRPC status codes used in `google.rpc.Status` bodies. */
-export const RPC_CODES = {
-  CANCELLED: 1,
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  RESOURCE_EXHAUSTED: 8,
-  UNAUTHENTICATED: 16,
-  PERMISSION_DENIED: 7,
-  UNAVAILABLE: 14,
-  INTERNAL: 13,
-} as const;
+/** gRPC status codes used in `google.rpc.Status` bodies: the one map's (src/model/errors.ts). */
+export { RPC_CODES } from '../model/errors.ts';
 
 /** An error body: `google.rpc.Status` in the request's encoding. */
 export function statusBody(encoding: Encoding, code: number, message: string): Buffer | string {

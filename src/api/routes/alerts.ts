@@ -35,6 +35,7 @@ import { usageBands } from '../../model/usage-bands.ts';
 import { isoTime, problemSchema, type Problem } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
+import { refuse } from '../errors.ts';
 
 /** The Context rot alert as GET returns it (and PUT answers). */
 const agentKnobsSchema = z.object({
@@ -342,10 +343,8 @@ export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
         });
       } catch (error) {
         if (!(error instanceof InvalidSettings)) throw error;
-        return reply.code(400).send({
-          error: 'bad_request',
-          message: error.message,
-          errors: error.problems.map((p) => p.message),
+        return refuse(reply, 'bad_request', error.message, {
+          extra: { errors: error.problems.map((p) => p.message) },
           problems: error.problems,
         });
       }
@@ -371,10 +370,8 @@ export const alertsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       const current = await getAlertSettings(db, request.workspaceId);
       const merged = mergeAlertSettings(current, request.body);
       if (!merged.ok) {
-        return reply.code(400).send({
-          error: 'bad_request',
-          message: merged.errors.join('; '),
-          errors: merged.errors,
+        return refuse(reply, 'bad_request', merged.errors.join('; '), {
+          extra: { errors: merged.errors },
           problems: merged.problems,
         });
       }

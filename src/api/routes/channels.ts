@@ -33,6 +33,7 @@ import { bigintId, cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from 
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
 import { ownWorkspace } from './tokens.ts';
+import { refuse } from '../errors.ts';
 
 /** A channel as the API returns it (public configuration only). */
 export const channelSchema = z.object({
@@ -114,7 +115,8 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;
   /** The keys channel secrets are sealed with (ROTSCOPE_SECRET_KEY or the data directory's key file). */
   const keys = () => channelKeys(deps.config);
-  const notFound = (id: string) => ({ error: 'not_found', message: `no channel "${id}"` });
+  const notFound = (reply: FastifyReply, id: string) =>
+    refuse(reply, 'not_found', `no channel "${id}"`);
   // A destination every send would refuse (private, loopback, metadata) is refused up front,
   // unless the server (ROTSCOPE_ALLOW_PRIVATE_ADDRESSES) or the channel (allowPrivateAddress) allows it.
   const refusedDestination = (config: Record<string, unknown>) =>
@@ -127,13 +129,14 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     reply: FastifyReply,
     refused: { message: string; path?: Array<string | number> | undefined },
   ) =>
-    reply.code(400).send({
-      error: 'bad_request',
-      message: refused.message,
-      ...(refused.path
+    refuse(
+      reply,
+      'bad_request',
+      refused.message,
+      refused.path
         ? { problems: [{ path: ['body', 'config', ...refused.path], message: refused.message }] }
-        : {}),
-    });
+        : {},
+    );
 
   // What `rotscope secrets status` prints, for the CLI beside a server holding the embedded
   // database: the key ids this server has (never the keys) and what each sealed. The open server
@@ -184,7 +187,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     },
     async (request, reply) => {
       const channel = await getChannel(db, request.workspaceId, request.params.id);
-      return channel ? publicView(channel) : reply.code(404).send(notFound(request.params.id));
+      return channel ? publicView(channel) : notFound(reply, request.params.id);
     },
   );
 
@@ -284,7 +287,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
         });
         return channel ? { status: 200 as const, channel } : { status: 404 as const };
       });
-      if (updated.status === 404) return reply.code(404).send(notFound(id));
+      if (updated.status === 404) return notFound(reply, id);
       if (updated.status === 400)
         return badConfig(reply, {
           message: updated.message,
@@ -305,7 +308,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     },
     async (request, reply) => {
       const deleted = await deleteChannel(db, request.workspaceId, request.params.id);
-      if (!deleted) return reply.code(404).send(notFound(request.params.id));
+      if (!deleted) return notFound(reply, request.params.id);
       return reply.code(204).send();
     },
   );
@@ -334,7 +337,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       const refused = settings?.ok && (await refusedDestination({ ...settings.value }));
       if (refused) return badConfig(reply, refused);
       const sent = await sendTest(db, request.workspaceId, request.params.id, deps.config);
-      if (!sent.found) return reply.code(404).send(notFound(request.params.id));
+      if (!sent.found) return notFound(reply, request.params.id);
       const { result } = sent;
       return {
         ok: result.status === 'ok',

@@ -13,6 +13,7 @@ import { readCursor, toPage } from '../cursor.ts';
 import { cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
+import { refuse } from '../errors.ts';
 
 const idParams = z.strictObject({ id: z.string().min(1).max(512) });
 
@@ -375,10 +376,7 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
     },
     async (request, reply) => {
       const found = await conversationDetail(db, request.workspaceId, request.params.id);
-      if (!found)
-        return reply
-          .code(404)
-          .send({ error: 'not_found', message: `no conversation "${request.params.id}"` });
+      if (!found) return refuse(reply, 'not_found', `no conversation "${request.params.id}"`);
       return found;
     },
   );
@@ -391,10 +389,7 @@ export const conversationsRoutes = withInputRules<ApiDeps>(async (app, deps) => 
     },
     async (request, reply) => {
       const found = await getRun(db, request.workspaceId, request.params.id);
-      if (!found)
-        return reply
-          .code(404)
-          .send({ error: 'not_found', message: `no run "${request.params.id}"` });
+      if (!found) return refuse(reply, 'not_found', `no run "${request.params.id}"`);
       return { id: request.params.id, ...found };
     },
   );

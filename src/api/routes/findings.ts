@@ -3,6 +3,7 @@
  * (DESIGN §8), and acknowledging one with a note (issue 37 §3). Every route reads or changes the
  * caller's workspace only; a finding of another workspace is a 404.
  */
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { DETECTOR_IDS, findingSchema, SEVERITIES, type Finding } from '../../model/findings.ts';
 import {
@@ -19,6 +20,7 @@ import { readCursor, toPage } from '../cursor.ts';
 import { cursorQuery, errorSchema, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { BadRequestError, withInputRules } from '../validation.ts';
+import { refuse } from '../errors.ts';
 
 const listQuery = z.strictObject({
   detector: z.enum(DETECTOR_IDS).optional(),
@@ -65,7 +67,8 @@ function queryTime(name: string, value: string): Date {
   return time;
 }
 
-const notFound = (id: string) => ({ error: 'not_found', message: `no finding "${id}"` });
+const notFound = (reply: FastifyReply, id: string) =>
+  refuse(reply, 'not_found', `no finding "${id}"`);
 
 /** The findings routes; reading needs `read` scope, acknowledging `admin`. */
 export const findingsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
@@ -111,7 +114,7 @@ export const findingsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     },
     async (request, reply) => {
       const finding = await getFinding(db, request.workspaceId, request.params.id);
-      if (!finding) return reply.code(404).send(notFound(request.params.id));
+      if (!finding) return notFound(reply, request.params.id);
       return finding;
     },
   );
@@ -138,7 +141,7 @@ export const findingsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     async (request, reply) => {
       const { id } = request.params;
       const finding = await acknowledgeFinding(db, request.workspaceId, id, request.body.note);
-      if (!finding) return reply.code(404).send(notFound(id));
+      if (!finding) return notFound(reply, id);
       return finding;
     },
   );
@@ -156,7 +159,7 @@ export const findingsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     async (request, reply) => {
       const { id } = request.params;
       const finding = await unacknowledgeFinding(db, request.workspaceId, id);
-      if (!finding) return reply.code(404).send(notFound(id));
+      if (!finding) return notFound(reply, id);
       return finding;
     },
   );

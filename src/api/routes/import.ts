@@ -28,7 +28,8 @@ import {
 } from '../../receiver/import.ts';
 import { IngestPipeline } from '../../receiver/pipeline.ts';
 import { ensureWorkspace, WORKSPACE_ID_PATTERN } from '../../store/workspaces.ts';
-import { ByteBudget, InflightSlots, type Reservation } from '../inflight.ts';
+import { ByteBudget, InflightSlots, type Reservation } from '../../receiver/inflight.ts';
+import { refuse, Refusal, writeRefusal } from '../errors.ts';
 import { errorSchema } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
@@ -96,13 +97,18 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const reservations = new WeakMap<FastifyRequest, Reservation>();
 
   /** 413 or 429 before (or instead of) reading the rest of the body: the connection closes. */
-  const refuse = (reply: FastifyReply, status: 413 | 429, message: string) => {
-    reply.header('connection', 'close');
-    if (status === 429) reply.header('retry-after', String(config.retryAfterSeconds));
-    return reply
-      .code(status)
-      .send({ error: status === 413 ? 'too_large' : 'too_many_requests', message });
-  };
+  const refuseUnread = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    code: 'too_large' | 'too_many_requests',
+    message: string,
+  ) =>
+    writeRefusal(
+      request,
+      reply,
+      new Refusal(code, message, { closeConnection: true }),
+      config.retryAfterSeconds,
+    );
   const overBudget = (bytes: number) =>
     `ingest bytes in flight over the budget (${config.maxInflightBytes} bytes, ${config.maxWorkspaceInflightBytes} per workspace) ` +
     `for this import's ${bytes} bytes (${IMPORT_MEMORY_FACTOR} times its body): retry after ${config.retryAfterSeconds} s`;
@@ -113,20 +119,22 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     const length = Number(request.headers['content-length'] ?? 0);
     const declared = Number.isSafeInteger(length) && length > 0 ? length : 0;
     if (declared > config.maxImportBodyBytes)
-      return refuse(
+      return refuseUnread(
+        request,
         reply,
-        413,
+        'too_large',
         `an import body of ${declared} bytes is over this server's limit of ${config.maxImportBodyBytes} bytes (ROTSCOPE_MAX_IMPORT_BODY_BYTES)`,
       );
     if (imports.tryAcquire(owner, reply.raw) !== 'acquired')
-      return refuse(
+      return refuseUnread(
+        request,
         reply,
-        429,
+        'too_many_requests',
         `${plural(imports.max, 'import')} in progress already (ROTSCOPE_MAX_INFLIGHT_IMPORTS): retry after ${config.retryAfterSeconds} s`,
       );
     const bytes = declared * IMPORT_MEMORY_FACTOR;
     const reservation = budget.open(owner, bytes, reply.raw);
-    if (!reservation) return refuse(reply, 429, overBudget(bytes));
+    if (!reservation) return refuseUnread(request, reply, 'too_many_requests', overBudget(bytes));
     reservations.set(request, reservation);
   };
 
@@ -144,12 +152,8 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
         read += chunk.length;
         const more = read * IMPORT_MEMORY_FACTOR - reservation.bytes;
         if (more > 0 && !reservation.grow(more)) {
-          reply.header('connection', 'close');
-          reply.header('retry-after', String(config.retryAfterSeconds));
-          const error = Object.assign(new Error(overBudget(read * IMPORT_MEMORY_FACTOR)), {
-            statusCode: 429,
-          });
-          return done(error);
+          const message = overBudget(read * IMPORT_MEMORY_FACTOR);
+          return done(new Refusal('too_many_requests', message, { closeConnection: true }));
         }
         done(null, chunk);
       },
@@ -191,8 +195,7 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     },
     async (request, reply) => {
       const chosen = target(request, request.body.workspace);
-      if ('refusal' in chosen)
-        return reply.code(403).send({ error: 'forbidden', message: chosen.refusal });
+      if ('refusal' in chosen) return refuse(reply, 'forbidden', chosen.refusal);
       const now = BigInt(msToNs(Date.now()));
       const asked = request.body.historyBefore;
       const historyBefore = asked === undefined || BigInt(asked) > now ? now : BigInt(asked);
@@ -207,8 +210,7 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           cutoffNs: importCutoffNs(config.retentionDays, Number(now / 1_000_000n)),
         },
       );
-      if (!imported.ok)
-        return reply.code(400).send({ error: 'unsupported_file', message: imported.error });
+      if (!imported.ok) return refuse(reply, 'unsupported_file', imported.error);
       request.log.debug(
         { workspace: chosen.workspace, calls: imported.file.calls },
         'import: file stored',
@@ -232,8 +234,7 @@ export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     },
     async (request, reply) => {
       const chosen = target(request, request.body.workspace);
-      if ('refusal' in chosen)
-        return reply.code(403).send({ error: 'forbidden', message: chosen.refusal });
+      if ('refusal' in chosen) return refuse(reply, 'forbidden', chosen.refusal);
       const evaluated = await evaluateImported(
         deps.store,
         chosen.workspace,

@@ -13,6 +13,7 @@ import { readCursor, toPage } from '../cursor.ts';
 import { bigintId, cursorQuery, errorSchema, isoTime, limitQuery, pageOf } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { BadRequestError, withInputRules } from '../validation.ts';
+import { refuse } from '../errors.ts';
 
 /** Longest note a mute keeps (characters). */
 const MAX_MUTE_NOTE = 2000;
@@ -117,10 +118,7 @@ export const mutesRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     },
     async (request, reply) => {
       const deleted = await deleteMute(db, request.workspaceId, request.params.id);
-      if (!deleted)
-        return reply
-          .code(404)
-          .send({ error: 'not_found', message: `no mute "${request.params.id}"` });
+      if (!deleted) return refuse(reply, 'not_found', `no mute "${request.params.id}"`);
       return reply.code(204).send();
     },
   );

@@ -13,6 +13,7 @@ import { loadWhatWasLost } from '../../reading/what-was-lost.ts';
 import { errorSchema, isoTime } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
+import { refuse } from '../errors.ts';
 
 const idParams = z.strictObject({ id: z.string().min(1).max(512) });
 
@@ -181,8 +182,7 @@ export const stripRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     async (request, reply) => {
       const { id } = request.params;
       const strip = await loadStripView(db, request.workspaceId, id, { conversationId: id });
-      if (!strip)
-        return reply.code(404).send({ error: 'not_found', message: `no conversation "${id}"` });
+      if (!strip) return refuse(reply, 'not_found', `no conversation "${id}"`);
       return strip;
     },
   );
@@ -197,7 +197,7 @@ export const stripRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     async (request, reply) => {
       const { id } = request.params;
       const strip = await loadStripView(db, request.workspaceId, id, { runId: id });
-      if (!strip) return reply.code(404).send({ error: 'not_found', message: `no run "${id}"` });
+      if (!strip) return refuse(reply, 'not_found', `no run "${id}"`);
       return strip;
     },
   );
@@ -214,10 +214,7 @@ export const stripRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     async (request, reply) => {
       const detail = await loadWhatWasLost(db, request.workspaceId, request.params.id);
       if (!detail)
-        return reply.code(404).send({
-          error: 'not_found',
-          message: `no history_lost finding "${request.params.id}"`,
-        });
+        return refuse(reply, 'not_found', `no history_lost finding "${request.params.id}"`);
       return detail;
     },
   );

@@ -22,6 +22,7 @@ import { SESSION_COOKIE } from '../auth.ts';
 import { bigintId, errorSchema, isoTime } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { withInputRules } from '../validation.ts';
+import { refuse } from '../errors.ts';
 
 const workspaceId = z.string().regex(new RegExp(WORKSPACE_ID_PATTERN));
 
@@ -80,17 +81,18 @@ export const tokensRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       const workspace = request.body.workspace ?? request.workspaceId;
       const own = ownWorkspace(request);
       if (own !== undefined && workspace !== own) {
-        return reply.code(403).send({
-          error: 'forbidden',
-          message: `this token belongs to workspace "${own}"; it cannot create tokens for "${workspace}"`,
-        });
+        return refuse(
+          reply,
+          'forbidden',
+          `this token belongs to workspace "${own}"; it cannot create tokens for "${workspace}"`,
+        );
       }
       const refusal = firstTokenRefusal(
         workspace,
         request.body.scope,
         await hasActiveAdmin(db, workspace),
       );
-      if (refusal !== null) return reply.code(409).send({ error: 'conflict', message: refusal });
+      if (refusal !== null) return refuse(reply, 'conflict', refusal);
       const name = request.body.name?.trim() ?? '';
       const { token, id } = await createToken(db, workspace, request.body.scope, undefined, name);
       deps.tokensChanged();
@@ -120,10 +122,11 @@ export const tokensRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       const own = ownWorkspace(request);
       const { workspace } = request.query;
       if (own !== undefined && workspace !== undefined && workspace !== own) {
-        return reply.code(403).send({
-          error: 'forbidden',
-          message: `this token belongs to workspace "${own}"; it cannot list the tokens of "${workspace}"`,
-        });
+        return refuse(
+          reply,
+          'forbidden',
+          `this token belongs to workspace "${own}"; it cannot list the tokens of "${workspace}"`,
+        );
       }
       const items = await listTokens(db, own ?? workspace, {
         includeRevoked: request.query.includeRevoked === 'true',
@@ -144,9 +147,7 @@ export const tokensRoutes = withInputRules<ApiDeps>(async (app, deps) => {
     async (request, reply) => {
       const revoked = await revokeToken(db, ownWorkspace(request), request.params.id);
       if (!revoked) {
-        return reply
-          .code(404)
-          .send({ error: 'not_found', message: `no token "${request.params.id}"` });
+        return refuse(reply, 'not_found', `no token "${request.params.id}"`);
       }
       deps.tokensChanged();
       request.log.info({ workspace: revoked.workspace, tokenId: revoked.id }, 'token revoked');

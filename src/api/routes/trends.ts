@@ -20,6 +20,7 @@ import { conversationTrends, firstGuardDecisionNs } from '../../store/trends.ts'
 import { errorSchema, isoTime } from '../schemas.ts';
 import type { ApiDeps } from '../types.ts';
 import { BadRequestError, withInputRules } from '../validation.ts';
+import { refuse } from '../errors.ts';
 
 const daysQuery = (defaultDays: number, what: string) =>
   z.coerce
@@ -170,10 +171,11 @@ export const trendsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       if (at === 'guard') {
         const ns = await firstGuardDecisionNs(db, request.workspaceId);
         if (ns === null)
-          return reply.code(404).send({
-            error: 'not_found',
-            message: 'no guard decision is stored in this workspace: pick a date instead',
-          });
+          return refuse(
+            reply,
+            'not_found',
+            'no guard decision is stored in this workspace: pick a date instead',
+          );
         atMs = Number(ns / NS_PER_MS);
       } else {
         atMs = Date.parse(at.length === 10 ? `${at}T00:00:00Z` : at);

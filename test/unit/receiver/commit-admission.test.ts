@@ -1,6 +1,6 @@
-/** CommitAdmission (src/api/commit-admission.ts) on a fake clock: Little's law, measured. */
+/** CommitAdmission (src/receiver/commit-admission.ts) on a fake clock: Little's law, measured. */
 import { describe, expect, it } from 'vitest';
-import { CommitAdmission } from '../../../src/api/commit-admission.ts';
+import { CommitAdmission } from '../../../src/receiver/commit-admission.ts';
 
 function setup(maxWaitMs: number) {
   let now = 0;

@@ -1,8 +1,8 @@
-/** InflightSlots (src/api/inflight.ts): the total and one workspace's share, released once. */
+/** InflightSlots (src/receiver/inflight.ts): the total and one workspace's share, released once. */
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { clientGone, InflightSlots } from '../../../src/api/inflight.ts';
+import { clientGone, InflightSlots } from '../../../src/receiver/inflight.ts';
 
 /** A response that closes when told, finished (answered) or not (its client went away). */
 function response() {
