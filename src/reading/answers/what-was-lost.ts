@@ -30,12 +30,16 @@ export const whatWasLostSchema = z
     dropRatio: count,
     before: callEndSchema,
     after: callEndSchema,
+    /** The parts that lost the most, in tokens, largest first. */
     partsLost: z.array(
       z.object({ part: z.string(), name: z.string().nullable(), tokens: z.number() }),
     ),
+    /** The producer of the call after (e.g. `claude_code`, `semconv`). */
     producer: z.string().nullable(),
     dropped: z.object({
+      /** True when the call before's messages were stored with their content. */
       contentCaptured: z.boolean(),
+      /** How many messages were dropped; null when content was not captured. */
       count: count,
       messages: z.array(
         z.object({
@@ -45,12 +49,14 @@ export const whatWasLostSchema = z
           tool: z.string().nullable(),
         }),
       ),
+      /** Characters of the dropped messages; null when content was not captured. */
       chars: count,
     }),
     replacement: z
       .object({
         kind: z.string(),
         trigger: z.string().nullable(),
+        /** How the compaction was seen: `span`, `span_event`, `flag`, ... */
         evidence: z.string(),
         tokensBefore: count,
         tokensAfter: count,
@@ -62,9 +68,12 @@ export const whatWasLostSchema = z
     systemPrompt: z.object({
       before: count,
       after: count,
+      /** The unit of `before` and `after` (`chars` or `tokens`); null when they differ or are unknown. */
       unit: z.string().nullable(),
       change: z.string().nullable(),
+      /** True when the sizes are tokens estimated from a byte count (Claude Code `system_prompt_length`). */
       estimated: z.boolean(),
+      /** False for producers that never record the system prompt's text (Claude Code). */
       recorded: z.boolean(),
       textBefore: z.string().nullable(),
       textAfter: z.string().nullable(),
