@@ -21,6 +21,7 @@ import { healthRoutes } from './health.ts';
 import { ByteBudget, PendingWork } from '../receiver/inflight.ts';
 import { IngestPipeline } from '../receiver/pipeline.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { answerComponents } from './openapi.ts';
 import { otlpRoutes } from './otlp.ts';
 import { apiRoutes } from './routes/index.ts';
 import { routedPath } from './routed-path.ts';
@@ -159,8 +160,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
       security: [{ bearer: [] }],
     },
     hideUntagged: false,
-    // The JSON API's schemas are zod (src/api/schemas.ts): turned into JSON Schema here.
+    // The JSON API's schemas are zod (src/api/schemas.ts): turned into JSON Schema here, the
+    // named answers once each, as components (src/api/openapi.ts).
     transform: jsonSchemaTransform,
+    transformObject: answerComponents,
   });
   // Like the API: a read token once tokens exist, unless ROTSCOPE_PUBLIC_API_DOCS opens it.
   app.get(

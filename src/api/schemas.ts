@@ -14,22 +14,26 @@ export { isoTime } from '../model/findings.ts';
 
 /** Every 4xx/5xx body of the JSON API. */
 /** One problem of a 400: where in the request it is (`['body', 'thresholds', 'toolShare']`) and what. */
-export const problemSchema = z.object({
-  path: z
-    .array(z.union([z.string(), z.int()]))
-    .describe('The request part (body, querystring, params) and the keys down to the field.'),
-  message: z.string(),
-});
+export const problemSchema = z
+  .object({
+    path: z
+      .array(z.union([z.string(), z.int()]))
+      .describe('The request part (body, querystring, params) and the keys down to the field.'),
+    message: z.string(),
+  })
+  .meta({ id: 'Problem' });
 export type Problem = z.infer<typeof problemSchema>;
 
-export const errorSchema = z.object({
-  error: z.string().describe('A stable code: bad_request, not_found, forbidden, ...'),
-  message: z.string(),
-  problems: z
-    .array(problemSchema)
-    .optional()
-    .describe('A 400 for input: every problem, each with the field it is about.'),
-});
+export const errorSchema = z
+  .object({
+    error: z.string().describe('A stable code: bad_request, not_found, forbidden, ...'),
+    message: z.string(),
+    problems: z
+      .array(problemSchema)
+      .optional()
+      .describe('A 400 for input: every problem, each with the field it is about.'),
+  })
+  .meta({ id: 'Error' });
 
 /** A bigint id in a path or query (channels, findings, deliveries). */
 export const bigintId = z.string().regex(/^[1-9][0-9]{0,17}$/);

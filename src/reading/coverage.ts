@@ -31,7 +31,6 @@ import {
   CLAUDE_CODE_VERSIONS,
   claudeCodeVersionStatus,
   compareVersions,
-  type ClaudeCodeVersionStatus,
 } from '../model/window-catalog.ts';
 import {
   producerCounts,
@@ -44,93 +43,25 @@ import {
   type WindowlessRow,
 } from '../store/coverage.ts';
 import type { Db } from '../store/db.ts';
+import type {
+  CallCoverage,
+  ClaudeCodeCoverage,
+  ClaudeCodeVersionCoverage,
+  DetectorCoverage,
+  ModelWindowCoverage,
+  ProducerCoverage,
+  WindowUnknownCoverage,
+} from './answers/coverage.ts';
 
-export interface DetectorCoverage {
-  /** Calls that carry what the detector needs. */
-  covered: number;
-  /** covered / calls (0 when there are no calls). */
-  share: number;
-  needs: string;
-  /** What to send so the detector sees the calls it misses (the "quiet or blind?" answer). */
-  hint: string;
-}
-
-/**
- * One producer's calls (`llm_calls.producer`, e.g. `langfuse`, `openinference`) and what each
- * detector sees of them; `blind` lists the detectors none of its calls feed (Langfuse sends no
- * finish reason: `output_cut_off`).
- */
-export interface ProducerCoverage {
-  producer: string;
-  /** The coding agent behind the producer id (Claude Code, Codex CLI, Gemini CLI), if one. */
-  agent: string | null;
-  calls: number;
-  covered: Record<CoverageDetector, number>;
-  blind: CoverageDetector[];
-  /** For each detector that misses some of its calls: what to turn on, in that producer's words. */
-  hints: Partial<Record<CoverageDetector, string>>;
-  /** What the agent cannot send whatever is turned on (Qwen Code: a cut tool call), per detector; absent when nothing. */
-  limits?: Partial<Record<CoverageDetector, string>>;
-}
-
-/** One model of the recent calls with one window it was given (a model may have several). */
-export interface ModelWindowCoverage {
-  /** The response model, else the request model; null when the calls name none. */
-  model: string | null;
-  /** null: no rule knows the model, so `context_too_full` does not judge these calls. */
-  window: number | null;
-  /** `LlmCall.windowSource` (override, model_id, inferred, catalog, assumed); null with no window. */
-  windowSource: string | null;
-  calls: number;
-  lastCallAt: string | null;
-}
-
-/** One Claude Code version the recent calls came from (`service.version`, a transcript's `version`). */
-export interface ClaudeCodeVersionCoverage {
-  version: string;
-  status: ClaudeCodeVersionStatus;
-  calls: number;
-  conversations: number;
-  lastCallAt: string | null;
-}
-
-export interface ClaudeCodeCoverage {
-  oldestSupported: string;
-  newestVerified: string;
-  verified: string[];
-  /** Newest first. */
-  versions: ClaudeCodeVersionCoverage[];
-  /** Set when a version seen is newer than the newest verified (or older than the oldest supported). */
-  warning: string | null;
-}
-
-/** A model whose calls carry token counts but get no window now: context_too_full skips them. */
-export interface WindowUnknownCoverage {
-  model: string;
-  /** Its calls not judged for lack of a window (all stored calls, not only recent ones). */
-  calls: number;
-}
-
-export interface Coverage {
-  calls: number;
-  conversations: number;
-  compactions: number;
-  detectors: Record<CoverageDetector, DetectorCoverage>;
-  /** Per producer, by producer name: a detector blind to one producer is named here. */
-  producers: ProducerCoverage[];
-  /** The start of the recent calls `models` and `claudeCode` describe; null with no calls. */
-  recentSince: string | null;
-  /** Each model of the recent calls with its window and source, by model, most calls first. */
-  models: ModelWindowCoverage[];
-  /** Models of recent calls without a window: not judged by `context_too_full`. */
-  modelsWithoutWindow: string[];
-  /**
-   * The models whose calls (all stored ones) carry token counts but get no window under the
-   * current overrides, most calls first: what the `context_too_full` hint names first.
-   */
-  windowsUnknown: WindowUnknownCoverage[];
-  claudeCode: ClaudeCodeCoverage;
-}
+export type {
+  CallCoverage,
+  ClaudeCodeCoverage,
+  ClaudeCodeVersionCoverage,
+  DetectorCoverage,
+  ModelWindowCoverage,
+  ProducerCoverage,
+  WindowUnknownCoverage,
+} from './answers/coverage.ts';
 
 /**
  * A Claude Code call from a log event comes with the logs exporter on, which sends every tool
@@ -308,7 +239,7 @@ function mergedModels(
  * applies them as it reads the calls, so a call stored without a window that an override now
  * covers is judged, and the model lists show the override).
  */
-export async function getCoverage(db: Db, workspaceId: string): Promise<Coverage> {
+export async function getCoverage(db: Db, workspaceId: string): Promise<CallCoverage> {
   const { windowOverrides } = await getAlertSettings(db, workspaceId);
   const counts = await workspaceCounts(db, workspaceId);
   const now = windowsNow(await windowlessCalls(db, workspaceId), windowOverrides);
@@ -359,7 +290,7 @@ async function recentCoverage(
   workspaceId: string,
   newestNs: string | null,
   overrides: readonly WindowOverride[],
-): Promise<Pick<Coverage, 'recentSince' | 'models' | 'modelsWithoutWindow' | 'claudeCode'>> {
+): Promise<Pick<CallCoverage, 'recentSince' | 'models' | 'modelsWithoutWindow' | 'claudeCode'>> {
   const since = newestNs === null ? null : (BigInt(newestNs) - RECENT_NS).toString();
   const modelRows = since === null ? [] : await recentModelWindows(db, workspaceId, since);
   const versionRows = since === null ? [] : await recentClaudeCodeVersions(db, workspaceId, since);

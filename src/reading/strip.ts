@@ -27,6 +27,7 @@ import {
   type StripRow,
   type StripScope,
 } from '../store/strip-rows.ts';
+import type { Strip as StripAnswer } from './answers/strip.ts';
 import { markedCalls } from './strip-marks.ts';
 
 export type { StripScope } from '../store/strip-rows.ts';
@@ -50,92 +51,22 @@ class Dictionary {
   }
 }
 
-export interface StripStream {
-  key: string;
-  /** The sub-agent's id; null on the main thread. */
-  agentId: string | null;
-}
-
-export interface StripColumns {
-  /** Milliseconds from the first call's start. */
-  startMs: number[];
-  /** Index into `models` (response model, else request model); -1 when unknown. */
-  model: number[];
-  input: Array<number | null>;
-  cacheRead: Array<number | null>;
-  cacheWrite: Array<number | null>;
-  output: Array<number | null>;
-  /** Everything sent (input + cache read + cache write); the bar's height over `window`. */
-  context: Array<number | null>;
-  window: Array<number | null>;
-  /** Index into `windowSources`; -1 when no window. */
-  windowSource: number[];
-  /** Index into `finishReasons` (the raw value); -1 when the producer did not say. */
-  finish: number[];
-  /** Index into `streams`. */
-  stream: number[];
-  /** Index into `sideCalls` (the side call's reason); -1 for a call of its stream. */
-  side: number[];
-  /**
-   * Per call, the input split by part in tokens (the sizes scaled to the call's usage), as
-   * flat pairs `[partIndex, tokens, ...]` with part indexes into `parts`; null when unknown.
-   */
-  parts: Array<number[] | null>;
-}
-
-export interface StripMark {
-  findingId: string;
-  /**
-   * The index of the call the finding's text is about (context_too_full: the fullest call;
-   * else the call it is anchored on); null when that call is not in the strip.
-   */
-  index: number | null;
-  /** Every call its text counts (a tool_takeover's episode), in strip order. */
-  calls: number[];
-  detector: string;
-  severity: string;
-  kind: string | null;
-  /** history_lost: the tokens the drop lost. */
-  tokensLost: number | null;
-  summary: string;
-}
-
+/** The strip as src/reading/answers/strip.ts describes it, less what the route adds. */
+export type Strip = Omit<StripAnswer, 'id' | 'scope' | 'thresholds' | 'bands'>;
+export type StripStream = Strip['streams'][number];
+export type StripColumns = Strip['columns'];
+/**
+ * A finding on the strip: `index` is the call its text is about (context_too_full: the fullest
+ * call; else the call it is anchored on), null when that call is not in the strip.
+ */
+export type StripMark = Strip['findings'][number];
 /**
  * A decision of Claude Code's tool-result guard, on the call that first carried what it acted
  * on: the first call (not a side call) of the conversation starting at or after the decision (a
  * Read is narrowed before it runs, a result warned about right after; the model's next request
  * carries it). `index` is null when that call is not in the strip.
  */
-export interface StripGuardMark {
-  index: number | null;
-  action: 'narrowed' | 'warned';
-  tool: string;
-  /** Estimated tokens of the whole result (narrowed: of the whole file). */
-  resultTokens: number;
-  budgetTokens: number;
-  /** Tokens kept out of the context (warned: 0). */
-  keptOutTokens: number;
-}
-
-export interface Strip {
-  calls: number;
-  /** True when the conversation has more calls than {@link MAX_STRIP_CALLS}. */
-  truncated: boolean;
-  /** The first call's start, Unix ms (null when there are no calls). */
-  startedAt: number | null;
-  models: string[];
-  windowSources: string[];
-  finishReasons: string[];
-  sideCalls: string[];
-  streams: StripStream[];
-  /** Part names: `system`, `messages` (measured from content), `other` (not measured), `tool:<name>`. */
-  parts: string[];
-  columns: StripColumns;
-  /** Every finding of the conversation or run, oldest call first. */
-  findings: StripMark[];
-  /** What the tool-result guard did in the conversation (Claude Code), oldest first. */
-  guard: StripGuardMark[];
-}
+export type StripGuardMark = Strip['guard'][number];
 
 /** The strip index of the call each decision acted on (see {@link StripGuardMark}). */
 function guardMarks(

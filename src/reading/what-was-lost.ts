@@ -22,73 +22,14 @@ import { nsToIso } from '../model/telemetry.ts';
 import { compactionBetween, dropEnds, type CallKey, type DropEnd } from '../store/drop-rows.ts';
 import type { Db } from '../store/db.ts';
 import { getFinding } from '../store/findings.ts';
+import type { CallEnd, WhatWasLost } from './answers/what-was-lost.ts';
 
 export type { ShownMessage } from '../ingest/message-text.ts';
 
 /** The most dropped messages listed. */
 export const MAX_DROPPED_MESSAGES = 200;
 
-export interface CallEnd {
-  traceId: string;
-  spanId: string;
-  tokens: number | null;
-  window: number | null;
-  model: string | null;
-  startedAt: string | null;
-}
-
-export interface WhatWasLost {
-  findingId: string;
-  conversationId: string;
-  runId: string;
-  streamKey: string;
-  kind: 'compacted' | 'lost';
-  severity: string;
-  summary: string;
-  tokensLost: number | null;
-  dropRatio: number | null;
-  before: CallEnd;
-  after: CallEnd;
-  /** The parts that lost the most, in tokens, largest first. */
-  partsLost: Array<{ part: string; name: string | null; tokens: number }>;
-  /** The producer of the call after (e.g. `claude_code`, `semconv`). */
-  producer: string | null;
-  dropped: {
-    /** True when the call before's messages were stored with their content. */
-    contentCaptured: boolean;
-    /** How many messages were dropped; null when content was not captured. */
-    count: number | null;
-    /** The dropped messages, up to {@link MAX_DROPPED_MESSAGES}. */
-    messages: ShownMessage[];
-    /** Characters of the dropped messages; null when content was not captured. */
-    chars: number | null;
-  };
-  replacement: {
-    kind: string;
-    trigger: string | null;
-    /** How the compaction was seen: `span`, `span_event`, `flag`, ... (plain words in the console). */
-    evidence: string;
-    tokensBefore: number | null;
-    tokensAfter: number | null;
-    messagesKept: number | null;
-    summarySize: number | null;
-    /** The summary's text, when the producer sent it and the workspace captures content. */
-    summary: string | null;
-  } | null;
-  systemPrompt: {
-    before: number | null;
-    after: number | null;
-    /** The unit of `before` and `after` (`chars` or `tokens`); null when they differ or are unknown. */
-    unit: string | null;
-    change: string | null;
-    /** True when the sizes are tokens estimated from a byte count (Claude Code `system_prompt_length`). */
-    estimated: boolean;
-    /** False for producers that never record the system prompt's text (Claude Code). */
-    recorded: boolean;
-    textBefore: string | null;
-    textAfter: string | null;
-  };
-}
+export type { CallEnd, WhatWasLost } from './answers/what-was-lost.ts';
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);

@@ -2,81 +2,30 @@
  * Read queries behind the conversations and runs API: what was normalized, per
  * workspace. Rows are mapped to the model here; nothing snake_case leaves src/store.
  */
-import { guardSummaries, type GuardSummary } from './guard-decisions.ts';
+import { guardSummaries } from './guard-decisions.ts';
 import { projectsOf } from './conversations.ts';
 import { agentName, agentOf } from '../model/producer-advice.ts';
 import { sql } from 'kysely';
-import type { Compaction, LlmCall } from '../model/calls.ts';
+import type {
+  CallsAndCompactions,
+  ConversationSummary,
+  RunSummary,
+  StreamSummary,
+} from '../model/conversations.ts';
 import { nsToIso } from '../model/telemetry.ts';
+export type {
+  CallsAndCompactions,
+  ConversationSummary,
+  RunSummary,
+  StreamSummary,
+} from '../model/conversations.ts';
 import { countOf } from './columns.ts';
 import type { Db } from './db.ts';
 import { inScope, type Scope } from './scope.ts';
 import { toCompaction, toLlmCall } from './timeline.ts';
 
-/** One stream of a conversation: the main thread or a sub-agent, with its side calls counted. */
-export interface StreamSummary {
-  key: string;
-  kind: 'main' | 'sub-agent';
-  /** The sub-agent's id; null on the main thread. */
-  agentId: string | null;
-  calls: number;
-  /** Calls made beside the stream's own thread (compaction, title generation, ...). */
-  sideCalls: number;
-}
-
-/** One run (a trace, or a Claude Code session) of a conversation. */
-export interface RunSummary {
-  id: string;
-  calls: number;
-  firstCallAt: string | null;
-}
-
 /** Most runs listed per conversation (the rest are counted in `runCount`). */
 export const MAX_RUNS_LISTED = 50;
-
-export interface ConversationSummary {
-  id: string;
-  calls: number;
-  firstCallAt: string | null;
-  lastCallAt: string | null;
-  maxContextTokens: number | null;
-  /** The fullest call's usage as a share of its window (0..1+); null when no call knows both. */
-  fullestShare: number | null;
-  models: string[];
-  /**
-   * The models of its calls that carry token counts but were stored without a window: no
-   * source knows it, so context_too_full does not judge them (unless an override now does).
-   */
-  windowUnknown: string[];
-  /**
-   * The coding agent that ran the conversation, with its version when it sent one ("Claude
-   * Code 2.1.332"); null when the calls come from a library or SDK (their producers say).
-   */
-  agent: string | null;
-  /**
-   * Where it runs: the working directory or repository its producer last reported (a Claude
-   * Code transcript or rotscope's hook, a Codex session file); null when none did.
-   */
-  project: string | null;
-  /** The producer conventions of its calls (`claude_code`, `langfuse`, ...). */
-  producers: string[];
-  /** What Claude Code's tool-result guard did in it; null when nothing. */
-  guard: GuardSummary | null;
-  /**
-   * What its calls cost in US dollars, summed over the calls whose producer reported a cost
-   * (Claude Code's `cost_usd`); null when none did. Never priced by rotscope.
-   */
-  costUsd: number | null;
-  streams: number;
-  findings: number;
-  /** Each stream (main thread and sub-agents), main first. */
-  streamList: StreamSummary[];
-  /** Calls outside the main loop (side calls), over every stream. */
-  sideCalls: number;
-  runCount: number;
-  /** The first {@link MAX_RUNS_LISTED} runs by start. */
-  runs: RunSummary[];
-}
 
 /**
  * Where a page of conversations ends: the last item's latest call start (nanoseconds since the
@@ -266,11 +215,6 @@ async function streamsAndRuns(
     runs.set(row.conversation_id, list);
   }
   return { streams, runs };
-}
-
-export interface CallsAndCompactions {
-  calls: LlmCall[];
-  compactions: Compaction[];
 }
 
 async function callsAndCompactions(

@@ -3,6 +3,7 @@
  * (src/ingest/guard-spans.ts), and per conversation the sums the conversation page shows.
  */
 import { sql } from 'kysely';
+import type { GuardSummary } from '../model/conversations.ts';
 import type { GuardDecision } from '../model/guard.ts';
 import type { Db } from './db.ts';
 
@@ -33,17 +34,8 @@ export async function insertGuardDecisions(
   return added.length;
 }
 
-/** The guard's work in one conversation. */
-export interface GuardSummary {
-  /** Whole-file Reads narrowed to a range. */
-  narrowed: number;
-  /** Results over their budget the model was told about. */
-  warned: number;
-  /** Tokens the narrowed reads kept out of the context (estimated: bytes / 4). */
-  keptOutTokens: number;
-  /** Per tool: its decisions. */
-  tools: Array<{ tool: string; narrowed: number; warned: number; keptOutTokens: number }>;
-}
+/** The guard's work in one conversation (src/model/conversations.ts). */
+export type { GuardSummary } from '../model/conversations.ts';
 
 /** The guard's work in a conversation, or null when it did nothing there. */
 export async function guardSummary(

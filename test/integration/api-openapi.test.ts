@@ -11,6 +11,7 @@ import { checkThresholds, DEFAULT_THRESHOLDS, THRESHOLD_KEYS } from '../../src/m
 import { createTestStore, type TestStore } from '../helpers/store.ts';
 
 interface Schema {
+  $ref?: string;
   type?: string | string[];
   properties?: Record<string, Schema>;
   minimum?: number;
@@ -24,22 +25,31 @@ interface Operation {
 let store: TestStore;
 let built: App;
 let paths: Record<string, Record<string, Operation>>;
+/** The named answers (`components.schemas`) that `$ref`s point at. */
+let components: Record<string, Schema>;
 
 beforeAll(async () => {
   store = await createTestStore();
   built = await buildApp({ store, config: defaultConfig() });
   await built.app.ready();
-  paths = (await built.app.inject({ method: 'GET', url: '/api/openapi.json' })).json<{
+  const document = (await built.app.inject({ method: 'GET', url: '/api/openapi.json' })).json<{
     paths: typeof paths;
-  }>().paths;
+    components?: { schemas?: typeof components };
+  }>();
+  paths = document.paths;
+  components = document.components?.schemas ?? {};
 }, 120_000);
 afterAll(async () => {
   await built?.app.close();
   await store?.close();
 });
 
+/** A schema, or the named one its `$ref` points at. */
+const resolved = (schema?: Schema): Schema | undefined =>
+  schema?.$ref ? components[schema.$ref.replace('#/components/schemas/', '')] : schema;
+
 const schemaOf = (part?: { content?: Record<string, { schema: Schema }> }) =>
-  part?.content?.['application/json']?.schema;
+  resolved(part?.content?.['application/json']?.schema);
 
 it('documents the answer of every /api operation', () => {
   const operations = Object.entries(paths)

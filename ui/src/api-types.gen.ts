@@ -237,120 +237,12 @@ export interface paths {
           };
           content: {
             'application/json': {
-              items: {
-                id: string;
-                calls: number;
-                firstCallAt: string | null;
-                lastCallAt: string | null;
-                maxContextTokens: number | null;
-                /** @description The fullest call's usage as a share of its window; null when no call knows both. */
-                fullestShare: number | null;
-                models: string[];
-                /** @description Models of its calls with token counts and no window (no source knows it, no window override covers it): context_too_full does not judge those calls; the console says "window unknown". */
-                windowUnknown: string[];
-                /** @description The coding agent that ran it, with its version when sent ("Claude Code 2.1.332"); null for a library or SDK. */
-                agent: string | null;
-                /** @description Where it runs: the working directory or repository its producer last reported; null when none did. */
-                project: string | null;
-                /** @description The producer conventions of its calls. */
-                producers: string[];
-                /** @description What Claude Code's tool-result guard did in this conversation; null when nothing. */
-                guard: {
-                  /** @description Whole-file Reads the guard narrowed to a range. */
-                  narrowed: number;
-                  /** @description Results over their budget the model was told about. */
-                  warned: number;
-                  /** @description Tokens the narrowed reads kept out of the context (bytes / 4). */
-                  keptOutTokens: number;
-                  tools: {
-                    tool: string;
-                    narrowed: number;
-                    warned: number;
-                    keptOutTokens: number;
-                  }[];
-                } | null;
-                /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
-                costUsd: number | null;
-                streams: number;
-                findings: number;
-                /** @description The main thread first, then each sub-agent. */
-                streamList: {
-                  key: string;
-                  /** @enum {string} */
-                  kind: 'main' | 'sub-agent';
-                  agentId: string | null;
-                  calls: number;
-                  /** @description Calls beside the main loop (compaction, titles, ...). */
-                  sideCalls: number;
-                }[];
-                sideCalls: number;
-                runCount: number;
-                /** @description The first 50 runs by start. */
-                runs: {
-                  id: string;
-                  calls: number;
-                  firstCallAt: string | null;
-                }[];
-              }[];
+              items: components['schemas']['ConversationSummary'][];
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
             };
             'text/csv': {
-              items: {
-                id: string;
-                calls: number;
-                firstCallAt: string | null;
-                lastCallAt: string | null;
-                maxContextTokens: number | null;
-                /** @description The fullest call's usage as a share of its window; null when no call knows both. */
-                fullestShare: number | null;
-                models: string[];
-                /** @description Models of its calls with token counts and no window (no source knows it, no window override covers it): context_too_full does not judge those calls; the console says "window unknown". */
-                windowUnknown: string[];
-                /** @description The coding agent that ran it, with its version when sent ("Claude Code 2.1.332"); null for a library or SDK. */
-                agent: string | null;
-                /** @description Where it runs: the working directory or repository its producer last reported; null when none did. */
-                project: string | null;
-                /** @description The producer conventions of its calls. */
-                producers: string[];
-                /** @description What Claude Code's tool-result guard did in this conversation; null when nothing. */
-                guard: {
-                  /** @description Whole-file Reads the guard narrowed to a range. */
-                  narrowed: number;
-                  /** @description Results over their budget the model was told about. */
-                  warned: number;
-                  /** @description Tokens the narrowed reads kept out of the context (bytes / 4). */
-                  keptOutTokens: number;
-                  tools: {
-                    tool: string;
-                    narrowed: number;
-                    warned: number;
-                    keptOutTokens: number;
-                  }[];
-                } | null;
-                /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
-                costUsd: number | null;
-                streams: number;
-                findings: number;
-                /** @description The main thread first, then each sub-agent. */
-                streamList: {
-                  key: string;
-                  /** @enum {string} */
-                  kind: 'main' | 'sub-agent';
-                  agentId: string | null;
-                  calls: number;
-                  /** @description Calls beside the main loop (compaction, titles, ...). */
-                  sideCalls: number;
-                }[];
-                sideCalls: number;
-                runCount: number;
-                /** @description The first 50 runs by start. */
-                runs: {
-                  id: string;
-                  calls: number;
-                  firstCallAt: string | null;
-                }[];
-              }[];
+              items: components['schemas']['ConversationSummary'][];
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
             };
@@ -362,28 +254,8 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
-            'text/csv': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
+            'text/csv': components['schemas']['Error'];
           };
         };
       };
@@ -420,41 +292,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @description LLM calls (src/model/calls.ts LlmCall), by start time. */
-              calls: unknown[];
-              /** @description Compactions (src/model/calls.ts Compaction), by time. */
-              compactions: unknown[];
-              /** @description What Claude Code's tool-result guard did in this conversation; null when nothing. */
-              guard: {
-                /** @description Whole-file Reads the guard narrowed to a range. */
-                narrowed: number;
-                /** @description Results over their budget the model was told about. */
-                warned: number;
-                /** @description Tokens the narrowed reads kept out of the context (bytes / 4). */
-                keptOutTokens: number;
-                tools: {
-                  tool: string;
-                  narrowed: number;
-                  warned: number;
-                  keptOutTokens: number;
-                }[];
-              } | null;
-              /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
-              costUsd: number | null;
-              /** @description Where it runs (working directory or repository); null when unknown. */
-              project: string | null;
-              /** @description Where the evaluation of this conversation stands: poll until pending is false to read settled findings. */
-              evaluation: {
-                /** @description Calls or compactions arrived that the detectors have not judged yet; false once its findings are settled for everything stored. */
-                pending: boolean;
-                /** @description The start of the furthest call the detectors have judged; null before the first. */
-                judgedThrough: string | null;
-                /** @description Why the last evaluation failed, while the evaluator retries it; null otherwise. */
-                error: string | null;
-              };
-            };
+            'application/json': components['schemas']['Conversation'];
           };
         };
         /** @description Default Response */
@@ -463,17 +301,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -510,13 +338,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @description LLM calls (src/model/calls.ts LlmCall), by start time. */
-              calls: unknown[];
-              /** @description Compactions (src/model/calls.ts Compaction), by time. */
-              compactions: unknown[];
-            };
+            'application/json': components['schemas']['Run'];
           };
         };
         /** @description Default Response */
@@ -525,17 +347,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -570,149 +382,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description Requests refused for their token in the last 7 days: an exporter sending no token or a wrong one loses its data */
-              refusals: {
-                /** Format: date-time */
-                since: string;
-                /** @description Refused requests since `since`, last seen first: the workspace's, and (for an admin token) those of no workspace */
-                items: {
-                  /** @description The workspace of the token refused (a 403); null when no token told one */
-                  workspace: string | null;
-                  /** @description 401 (no token, an unknown or revoked one) or 403 (wrong scope) */
-                  status: number;
-                  /** @description Method and route, e.g. `POST /v1/logs` */
-                  route: string;
-                  /** @description missing_token, malformed_header, unknown_token, session_ended, scope:<has>:<needs>, host_refused, origin_refused or other */
-                  reason: string;
-                  reasonText: string;
-                  /** @description The first word of the sender's User-Agent (`OTel-OTLP-Exporter-JavaScript`, `curl`, `browser`) */
-                  agent: string;
-                  count: number;
-                  /** Format: date-time */
-                  firstSeen: string;
-                  /** Format: date-time */
-                  lastSeen: string;
-                  /** @description What to do so the sender gets through */
-                  hint: string;
-                  /** @description The workspace accepted new data after this refusal was last seen (`acceptedAt`): its cause is likely fixed */
-                  settled: boolean;
-                }[];
-                /** @description When the workspace last accepted new data (null: never). A refusal last seen before it is `settled`: the Coverage page shows it calm, with its age, instead of as an alarm; a newer refusal makes it an alarm again */
-                acceptedAt: string | null;
-                /** @description Refusals of no workspace (no token, an unknown one), counted only: listed for admin tokens; null when listed or none */
-                withoutWorkspace: {
-                  count: number;
-                  lastSeen: string | null;
-                  settled: boolean;
-                } | null;
-              };
-              calls: number;
-              conversations: number;
-              compactions: number;
-              producers: {
-                /** @description The producer convention of the calls (llm_calls.producer). */
-                producer: string;
-                calls: number;
-                covered: {
-                  context_too_full: number;
-                  tool_takeover: number;
-                  history_lost: number;
-                  output_cut_off: number;
-                };
-                /** @description Detectors that see none of these calls (e.g. output_cut_off: no finish reason). */
-                blind: ('context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off')[];
-                /** @description The coding agent behind the producer (Claude Code, Codex CLI, Gemini CLI), if one. */
-                agent: string | null;
-                /** @description Per detector that misses some of these calls: what to turn on, in the producer's words. */
-                hints: {
-                  [key: string]: string;
-                };
-                /** @description Per detector: what the coding agent cannot send whatever is turned on (Qwen Code: a tool call cut at the output limit). */
-                limits?: {
-                  [key: string]: string;
-                };
-              }[];
-              /** @description Models and Claude Code versions are of calls since then (30 days before the newest). */
-              recentSince: string | null;
-              /** @description Each model of the recent calls with its window and source (a row per window it was given), by model, most calls first. Windows reflect the current window overrides. */
-              models: {
-                /** @description The response model, else the request model. */
-                model: string | null;
-                /** @description The window these calls are judged on; null when no rule knows the model (context_too_full does not judge them: add a window override). */
-                window: number | null;
-                /** @description Where the window came from: override (a workspace override), model_id ([1m] in the id), agent (the agent reports it, e.g. Codex), inferred (usage above a window), catalog (for the agent version), assumed (the id does not settle it); null with no window. */
-                windowSource: string | null;
-                calls: number;
-                lastCallAt: string | null;
-              }[];
-              /** @description Models of recent calls that no rule gives a window: context_too_full does not judge them. */
-              modelsWithoutWindow: string[];
-              /** @description The models whose stored calls carry token counts but get no window under the current overrides (context_too_full does not judge them), most calls first; context_too_full's hint names them and the window override that fixes it. */
-              windowsUnknown: {
-                model: string;
-                /** @description Its stored calls with token counts that get no window. */
-                calls: number;
-              }[];
-              claudeCode: {
-                oldestSupported: string;
-                newestVerified: string;
-                verified: string[];
-                /** @description The Claude Code versions of recent calls, newest first. */
-                versions: {
-                  /** @description service.version of Claude Code spans and log events, or a transcript version. */
-                  version: string;
-                  /**
-                   * @description verified: its real output is tested; supported: between the oldest supported and the newest verified; newer: after the newest verified; older: before the oldest supported.
-                   * @enum {string}
-                   */
-                  status: 'verified' | 'supported' | 'older' | 'newer' | 'unknown';
-                  calls: number;
-                  conversations: number;
-                  lastCallAt: string | null;
-                }[];
-                /** @description Set when a version seen is newer than the newest verified, or older than the oldest supported. */
-                warning: string | null;
-              };
-              detectors: {
-                context_too_full: {
-                  /** @description Calls that carry what the detector needs. */
-                  covered: number;
-                  /** @description covered / calls (0 when there are no calls). */
-                  share: number;
-                  needs: string;
-                  /** @description What to send so the detector sees the calls it misses. */
-                  hint: string;
-                };
-                tool_takeover: {
-                  /** @description Calls that carry what the detector needs. */
-                  covered: number;
-                  /** @description covered / calls (0 when there are no calls). */
-                  share: number;
-                  needs: string;
-                  /** @description What to send so the detector sees the calls it misses. */
-                  hint: string;
-                };
-                history_lost: {
-                  /** @description Calls that carry what the detector needs. */
-                  covered: number;
-                  /** @description covered / calls (0 when there are no calls). */
-                  share: number;
-                  needs: string;
-                  /** @description What to send so the detector sees the calls it misses. */
-                  hint: string;
-                };
-                output_cut_off: {
-                  /** @description Calls that carry what the detector needs. */
-                  covered: number;
-                  /** @description covered / calls (0 when there are no calls). */
-                  share: number;
-                  needs: string;
-                  /** @description What to send so the detector sees the calls it misses. */
-                  hint: string;
-                };
-              };
-            };
+            'application/json': components['schemas']['Coverage'];
           };
         };
       };
@@ -770,80 +440,12 @@ export interface paths {
           };
           content: {
             'application/json': {
-              items: {
-                id: string;
-                /** @enum {string} */
-                detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
-                /** @enum {string} */
-                severity: 'info' | 'warning' | 'critical';
-                kind: string | null;
-                workspace: string;
-                conversationId: string;
-                streamKey: string;
-                runId: string;
-                /** @description Unique per detector within the workspace. */
-                anchor: string;
-                traceId: string;
-                spanId: string;
-                model: string | null;
-                /** Format: date-time */
-                createdAt: string;
-                /** Format: date-time */
-                updatedAt: string;
-                /** @description One human-readable line, counts and names only. */
-                summary: string;
-                /** @description The numbers the detector reports. */
-                details: {
-                  [key: string]: unknown;
-                };
-                /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
-                late: boolean;
-                /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
-                project: string | null;
-                /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
-                acknowledgedAt: string | null;
-                /** @description The note written when it was acknowledged; null until. */
-                acknowledgedNote: string | null;
-              }[];
+              items: components['schemas']['Finding'][];
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
             };
             'text/csv': {
-              items: {
-                id: string;
-                /** @enum {string} */
-                detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
-                /** @enum {string} */
-                severity: 'info' | 'warning' | 'critical';
-                kind: string | null;
-                workspace: string;
-                conversationId: string;
-                streamKey: string;
-                runId: string;
-                /** @description Unique per detector within the workspace. */
-                anchor: string;
-                traceId: string;
-                spanId: string;
-                model: string | null;
-                /** Format: date-time */
-                createdAt: string;
-                /** Format: date-time */
-                updatedAt: string;
-                /** @description One human-readable line, counts and names only. */
-                summary: string;
-                /** @description The numbers the detector reports. */
-                details: {
-                  [key: string]: unknown;
-                };
-                /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
-                late: boolean;
-                /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
-                project: string | null;
-                /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
-                acknowledgedAt: string | null;
-                /** @description The note written when it was acknowledged; null until. */
-                acknowledgedNote: string | null;
-              }[];
+              items: components['schemas']['Finding'][];
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
             };
@@ -855,28 +457,8 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
-            'text/csv': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
+            'text/csv': components['schemas']['Error'];
           };
         };
       };
@@ -913,41 +495,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @enum {string} */
-              detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
-              /** @enum {string} */
-              severity: 'info' | 'warning' | 'critical';
-              kind: string | null;
-              workspace: string;
-              conversationId: string;
-              streamKey: string;
-              runId: string;
-              /** @description Unique per detector within the workspace. */
-              anchor: string;
-              traceId: string;
-              spanId: string;
-              model: string | null;
-              /** Format: date-time */
-              createdAt: string;
-              /** Format: date-time */
-              updatedAt: string;
-              /** @description One human-readable line, counts and names only. */
-              summary: string;
-              /** @description The numbers the detector reports. */
-              details: {
-                [key: string]: unknown;
-              };
-              /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
-              late: boolean;
-              /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
-              project: string | null;
-              /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
-              acknowledgedAt: string | null;
-              /** @description The note written when it was acknowledged; null until. */
-              acknowledgedNote: string | null;
-            };
+            'application/json': components['schemas']['Finding'];
           };
         };
         /** @description Default Response */
@@ -956,17 +504,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -1013,41 +551,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @enum {string} */
-              detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
-              /** @enum {string} */
-              severity: 'info' | 'warning' | 'critical';
-              kind: string | null;
-              workspace: string;
-              conversationId: string;
-              streamKey: string;
-              runId: string;
-              /** @description Unique per detector within the workspace. */
-              anchor: string;
-              traceId: string;
-              spanId: string;
-              model: string | null;
-              /** Format: date-time */
-              createdAt: string;
-              /** Format: date-time */
-              updatedAt: string;
-              /** @description One human-readable line, counts and names only. */
-              summary: string;
-              /** @description The numbers the detector reports. */
-              details: {
-                [key: string]: unknown;
-              };
-              /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
-              late: boolean;
-              /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
-              project: string | null;
-              /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
-              acknowledgedAt: string | null;
-              /** @description The note written when it was acknowledged; null until. */
-              acknowledgedNote: string | null;
-            };
+            'application/json': components['schemas']['Finding'];
           };
         };
         /** @description Default Response */
@@ -1056,17 +560,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
         /** @description Default Response */
@@ -1075,17 +569,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -1108,41 +592,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @enum {string} */
-              detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
-              /** @enum {string} */
-              severity: 'info' | 'warning' | 'critical';
-              kind: string | null;
-              workspace: string;
-              conversationId: string;
-              streamKey: string;
-              runId: string;
-              /** @description Unique per detector within the workspace. */
-              anchor: string;
-              traceId: string;
-              spanId: string;
-              model: string | null;
-              /** Format: date-time */
-              createdAt: string;
-              /** Format: date-time */
-              updatedAt: string;
-              /** @description One human-readable line, counts and names only. */
-              summary: string;
-              /** @description The numbers the detector reports. */
-              details: {
-                [key: string]: unknown;
-              };
-              /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
-              late: boolean;
-              /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
-              project: string | null;
-              /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
-              acknowledgedAt: string | null;
-              /** @description The note written when it was acknowledged; null until. */
-              acknowledgedNote: string | null;
-            };
+            'application/json': components['schemas']['Finding'];
           };
         };
         /** @description Default Response */
@@ -1151,17 +601,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -1195,85 +635,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @enum {string} */
-              scope: 'conversation' | 'run';
-              calls: number;
-              /** @description More calls exist than the strip returns (100,000). */
-              truncated: boolean;
-              /** @description The first call start, Unix milliseconds. */
-              startedAt: number | null;
-              models: string[];
-              windowSources: string[];
-              finishReasons: string[];
-              sideCalls: string[];
-              streams: {
-                key: string;
-                agentId: string | null;
-              }[];
-              /** @description Part names: system, messages, other, tool:<name>; `columns.parts` index them. */
-              parts: string[];
-              /** @description One array per field, one entry per call in start order. */
-              columns: {
-                /** @description Milliseconds after the first call start. */
-                startMs: number[];
-                /** @description Index into models; -1 for none. */
-                model: number[];
-                input: (number | null)[];
-                cacheRead: (number | null)[];
-                cacheWrite: (number | null)[];
-                output: (number | null)[];
-                /** @description Input + cache read + cache write: the usage. */
-                context: (number | null)[];
-                window: (number | null)[];
-                /** @description Index into windowSources; -1 for none. */
-                windowSource: number[];
-                /** @description Index into finishReasons; -1 for none. */
-                finish: number[];
-                /** @description Index into streams; -1 for none. */
-                stream: number[];
-                /** @description Index into sideCalls; -1 for none. */
-                side: number[];
-                /** @description Per call, flat pairs [partIndex, tokens, ...]; null when sizes are unknown. */
-                parts: (number[] | null)[];
-              };
-              findings: {
-                findingId: string;
-                /** @description The call its text is about: the fullest call for context_too_full, else the call it is anchored on. */
-                index: number | null;
-                /** @description Every call its text counts (a tool_takeover's episode), in strip order. */
-                calls: number[];
-                detector: string;
-                severity: string;
-                kind: string | null;
-                tokensLost: number | null;
-                summary: string;
-              }[];
-              /** @description What Claude Code's tool-result guard did in the conversation, oldest first. */
-              guard: {
-                /** @description The call that first carried what the guard acted on (the next call after it); null when not in the strip. */
-                index: number | null;
-                /** @enum {string} */
-                action: 'narrowed' | 'warned';
-                tool: string;
-                /** @description Estimated tokens of the whole result (narrowed: of the whole file). */
-                resultTokens: number;
-                budgetTokens: number;
-                /** @description Tokens kept out of the context (warned: 0). */
-                keptOutTokens: number;
-              }[];
-              thresholds: {
-                usageThreshold: number;
-                usageCritical: number;
-              };
-              /** @description A call's colour by its usage share, from the workspace's knobs: dim below dimBelow, amber from amberFrom (usageThreshold), red from redFrom (usageCritical). */
-              bands: {
-                dimBelow: number;
-                amberFrom: number;
-                redFrom: number;
-              };
-            };
+            'application/json': components['schemas']['Strip'];
           };
         };
         /** @description Default Response */
@@ -1282,17 +644,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -1329,85 +681,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @enum {string} */
-              scope: 'conversation' | 'run';
-              calls: number;
-              /** @description More calls exist than the strip returns (100,000). */
-              truncated: boolean;
-              /** @description The first call start, Unix milliseconds. */
-              startedAt: number | null;
-              models: string[];
-              windowSources: string[];
-              finishReasons: string[];
-              sideCalls: string[];
-              streams: {
-                key: string;
-                agentId: string | null;
-              }[];
-              /** @description Part names: system, messages, other, tool:<name>; `columns.parts` index them. */
-              parts: string[];
-              /** @description One array per field, one entry per call in start order. */
-              columns: {
-                /** @description Milliseconds after the first call start. */
-                startMs: number[];
-                /** @description Index into models; -1 for none. */
-                model: number[];
-                input: (number | null)[];
-                cacheRead: (number | null)[];
-                cacheWrite: (number | null)[];
-                output: (number | null)[];
-                /** @description Input + cache read + cache write: the usage. */
-                context: (number | null)[];
-                window: (number | null)[];
-                /** @description Index into windowSources; -1 for none. */
-                windowSource: number[];
-                /** @description Index into finishReasons; -1 for none. */
-                finish: number[];
-                /** @description Index into streams; -1 for none. */
-                stream: number[];
-                /** @description Index into sideCalls; -1 for none. */
-                side: number[];
-                /** @description Per call, flat pairs [partIndex, tokens, ...]; null when sizes are unknown. */
-                parts: (number[] | null)[];
-              };
-              findings: {
-                findingId: string;
-                /** @description The call its text is about: the fullest call for context_too_full, else the call it is anchored on. */
-                index: number | null;
-                /** @description Every call its text counts (a tool_takeover's episode), in strip order. */
-                calls: number[];
-                detector: string;
-                severity: string;
-                kind: string | null;
-                tokensLost: number | null;
-                summary: string;
-              }[];
-              /** @description What Claude Code's tool-result guard did in the conversation, oldest first. */
-              guard: {
-                /** @description The call that first carried what the guard acted on (the next call after it); null when not in the strip. */
-                index: number | null;
-                /** @enum {string} */
-                action: 'narrowed' | 'warned';
-                tool: string;
-                /** @description Estimated tokens of the whole result (narrowed: of the whole file). */
-                resultTokens: number;
-                budgetTokens: number;
-                /** @description Tokens kept out of the context (warned: 0). */
-                keptOutTokens: number;
-              }[];
-              thresholds: {
-                usageThreshold: number;
-                usageCritical: number;
-              };
-              /** @description A call's colour by its usage share, from the workspace's knobs: dim below dimBelow, amber from amberFrom (usageThreshold), red from redFrom (usageCritical). */
-              bands: {
-                dimBelow: number;
-                amberFrom: number;
-                redFrom: number;
-              };
-            };
+            'application/json': components['schemas']['Strip'];
           };
         };
         /** @description Default Response */
@@ -1416,17 +690,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -1463,71 +727,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              findingId: string;
-              conversationId: string;
-              runId: string;
-              streamKey: string;
-              /** @enum {string} */
-              kind: 'compacted' | 'lost';
-              severity: string;
-              summary: string;
-              tokensLost: number | null;
-              dropRatio: number | null;
-              before: {
-                traceId: string;
-                spanId: string;
-                tokens: number | null;
-                window: number | null;
-                model: string | null;
-                startedAt: string | null;
-              };
-              after: {
-                traceId: string;
-                spanId: string;
-                tokens: number | null;
-                window: number | null;
-                model: string | null;
-                startedAt: string | null;
-              };
-              partsLost: {
-                part: string;
-                name: string | null;
-                tokens: number;
-              }[];
-              producer: string | null;
-              dropped: {
-                contentCaptured: boolean;
-                count: number | null;
-                messages: {
-                  role: string;
-                  chars: number;
-                  text: string | null;
-                  tool: string | null;
-                }[];
-                chars: number | null;
-              };
-              replacement: {
-                kind: string;
-                trigger: string | null;
-                evidence: string;
-                tokensBefore: number | null;
-                tokensAfter: number | null;
-                messagesKept: number | null;
-                summarySize: number | null;
-                summary: string | null;
-              } | null;
-              systemPrompt: {
-                before: number | null;
-                after: number | null;
-                unit: string | null;
-                change: string | null;
-                estimated: boolean;
-                recorded: boolean;
-                textBefore: string | null;
-                textAfter: string | null;
-              };
-            };
+            'application/json': components['schemas']['WhatWasLost'];
           };
         };
         /** @description Default Response */
@@ -1536,17 +736,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -1581,57 +771,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              enabled: boolean;
-              thresholds: {
-                /** @description Share of the window at which context_too_full fires. */
-                usageThreshold: number;
-                /** @description Share of the window at which context_too_full turns critical; at least usageThreshold. */
-                usageCritical: number;
-                /** @description One tool's share of a call's input at which a tool_takeover episode starts. */
-                toolShare: number;
-                /** @description Calls after the first that must keep at least half of toolShare. */
-                toolPersistCalls: number;
-                /** @description Relative usage drop between consecutive calls for history_lost. */
-                dropRatio: number;
-                /** @description Absolute usage drop (tokens) for history_lost. */
-                dropMinTokens: number;
-                /** @description System prompt shrink ratio that makes a drop a warning. */
-                systemShrink: number;
-              };
-              windowOverrides: {
-                /** @description A model-id glob, e.g. `claude-*` */
-                model: string;
-                /** @description Tokens */
-                window: number;
-              }[];
-              channels: {
-                id: string;
-                /** @enum {string} */
-                minSeverity: 'info' | 'warning' | 'critical';
-              }[];
-              /** @description Null until first changed. */
-              updatedAt: string | null;
-              /** @description Read-only: the value of each knob in a workspace that never changed it. */
-              defaults: {
-                thresholds: {
-                  /** @description Share of the window at which context_too_full fires. */
-                  usageThreshold: number;
-                  /** @description Share of the window at which context_too_full turns critical; at least usageThreshold. */
-                  usageCritical: number;
-                  /** @description One tool's share of a call's input at which a tool_takeover episode starts. */
-                  toolShare: number;
-                  /** @description Calls after the first that must keep at least half of toolShare. */
-                  toolPersistCalls: number;
-                  /** @description Relative usage drop between consecutive calls for history_lost. */
-                  dropRatio: number;
-                  /** @description Absolute usage drop (tokens) for history_lost. */
-                  dropMinTokens: number;
-                  /** @description System prompt shrink ratio that makes a drop a warning. */
-                  systemShrink: number;
-                };
-              };
-            };
+            'application/json': components['schemas']['AlertSettings'];
           };
         };
       };
@@ -1691,57 +831,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              enabled: boolean;
-              thresholds: {
-                /** @description Share of the window at which context_too_full fires. */
-                usageThreshold: number;
-                /** @description Share of the window at which context_too_full turns critical; at least usageThreshold. */
-                usageCritical: number;
-                /** @description One tool's share of a call's input at which a tool_takeover episode starts. */
-                toolShare: number;
-                /** @description Calls after the first that must keep at least half of toolShare. */
-                toolPersistCalls: number;
-                /** @description Relative usage drop between consecutive calls for history_lost. */
-                dropRatio: number;
-                /** @description Absolute usage drop (tokens) for history_lost. */
-                dropMinTokens: number;
-                /** @description System prompt shrink ratio that makes a drop a warning. */
-                systemShrink: number;
-              };
-              windowOverrides: {
-                /** @description A model-id glob, e.g. `claude-*` */
-                model: string;
-                /** @description Tokens */
-                window: number;
-              }[];
-              channels: {
-                id: string;
-                /** @enum {string} */
-                minSeverity: 'info' | 'warning' | 'critical';
-              }[];
-              /** @description Null until first changed. */
-              updatedAt: string | null;
-              /** @description Read-only: the value of each knob in a workspace that never changed it. */
-              defaults: {
-                thresholds: {
-                  /** @description Share of the window at which context_too_full fires. */
-                  usageThreshold: number;
-                  /** @description Share of the window at which context_too_full turns critical; at least usageThreshold. */
-                  usageCritical: number;
-                  /** @description One tool's share of a call's input at which a tool_takeover episode starts. */
-                  toolShare: number;
-                  /** @description Calls after the first that must keep at least half of toolShare. */
-                  toolPersistCalls: number;
-                  /** @description Relative usage drop between consecutive calls for history_lost. */
-                  dropRatio: number;
-                  /** @description Absolute usage drop (tokens) for history_lost. */
-                  dropMinTokens: number;
-                  /** @description System prompt shrink ratio that makes a drop a warning. */
-                  systemShrink: number;
-                };
-              };
-            };
+            'application/json': components['schemas']['AlertSettings'];
           };
         };
         /** @description Default Response */
@@ -1750,18 +840,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              error: string;
-              message: string;
-              /** @description Every problem, when there are several. */
-              errors?: string[];
-              /** @description The same problems, each with the field it is about (`["body", "thresholds", "toolShare"]`). */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['AlertSettingsError'];
           };
         };
       };
@@ -1796,20 +875,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description context_too_full fires from this share of the window. */
-              usageThreshold: number;
-              /** @description context_too_full is critical from this share. */
-              usageCritical: number;
-              /** @description One tool's share of a call's input where tool_takeover starts. */
-              toolShare: number;
-              /** @description The colour bands of a usage share: dim below dimBelow, amber, red. */
-              bands: {
-                dimBelow: number;
-                amberFrom: number;
-                redFrom: number;
-              };
-            };
+            'application/json': components['schemas']['AgentKnobs'];
           };
         };
       };
@@ -1887,62 +953,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /**
-               * Format: date-time
-               * @description Calls starting at or after this time were replayed.
-               */
-              since: string;
-              /** Format: date-time */
-              until: string;
-              days: number;
-              scanned: {
-                conversations: number;
-                calls: number;
-              };
-              /** @description At most this many conversations (most recently active first) and calls are read. */
-              limits: {
-                conversations: number;
-                calls: number;
-              };
-              /** @description True when the limits stopped the replay before the window ended. */
-              truncated: boolean;
-              /** @description Findings the knobs would have raised, per detector. */
-              counts: {
-                /** @enum {string} */
-                detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
-                info: number;
-                warning: number;
-                critical: number;
-                total: number;
-              }[];
-              total: number;
-              examples: {
-                /** @enum {string} */
-                detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
-                /** @enum {string} */
-                severity: 'info' | 'warning' | 'critical';
-                kind: string | null;
-                conversationId: string;
-                runId: string;
-                traceId: string;
-                spanId: string;
-                summary: string;
-              }[];
-              /** @description The same calls under the stored knobs. */
-              compared: {
-                counts: {
-                  /** @enum {string} */
-                  detector:
-                    'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
-                  info: number;
-                  warning: number;
-                  critical: number;
-                  total: number;
-                }[];
-                total: number;
-              } | null;
-            };
+            'application/json': components['schemas']['AlertPreview'];
           };
         };
         /** @description Default Response */
@@ -1951,18 +962,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              error: string;
-              message: string;
-              /** @description Every problem, when there are several. */
-              errors?: string[];
-              /** @description The same problems, each with the field it is about (`["body", "thresholds", "toolShare"]`). */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['AlertSettingsError'];
           };
         };
       };
@@ -1995,13 +995,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              keysHere: string[];
-              plaintext: number;
-              byKey: {
-                [key: string]: number;
-              };
-            };
+            'application/json': components['schemas']['SecretsCensus'];
           };
         };
       };
@@ -2041,20 +1035,7 @@ export interface paths {
           };
           content: {
             'application/json': {
-              items: {
-                id: string;
-                /** @enum {string} */
-                type: 'webhook' | 'slack' | 'email';
-                name: string;
-                /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
-                config: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                createdAt: string;
-                /** Format: date-time */
-                updatedAt: string;
-              }[];
+              items: components['schemas']['Channel'][];
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
             };
@@ -2066,17 +1047,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2112,22 +1083,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @enum {string} */
-              type: 'webhook' | 'slack' | 'email';
-              name: string;
-              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
-              config: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              createdAt: string;
-              /** Format: date-time */
-              updatedAt: string;
-              /** @description Webhooks only: the whsec_ signing secret. Shown once, never returned again. */
-              secret?: string;
-            };
+            'application/json': components['schemas']['CreatedChannel'];
           };
         };
         /** @description Default Response */
@@ -2136,17 +1092,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2181,20 +1127,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @enum {string} */
-              type: 'webhook' | 'slack' | 'email';
-              name: string;
-              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
-              config: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              createdAt: string;
-              /** Format: date-time */
-              updatedAt: string;
-            };
+            'application/json': components['schemas']['Channel'];
           };
         };
         /** @description Default Response */
@@ -2203,17 +1136,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2246,17 +1169,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2303,20 +1216,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @enum {string} */
-              type: 'webhook' | 'slack' | 'email';
-              name: string;
-              /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
-              config: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              createdAt: string;
-              /** Format: date-time */
-              updatedAt: string;
-            };
+            'application/json': components['schemas']['Channel'];
           };
         };
         /** @description Default Response */
@@ -2325,17 +1225,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
         /** @description Default Response */
@@ -2344,17 +1234,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2387,17 +1267,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              ok: boolean;
-              /** @enum {string} */
-              status: 'ok' | 'retry' | 'permanent';
-              /** @description HTTP status or SMTP reply code */
-              code?: number;
-              error?: string;
-              retryAfterMs?: number;
-              messageId: string;
-              durationMs: number;
-            };
+            'application/json': components['schemas']['ChannelTestResult'];
           };
         };
         /** @description Default Response */
@@ -2406,17 +1276,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
         /** @description Default Response */
@@ -2425,17 +1285,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2475,42 +1325,7 @@ export interface paths {
           };
           content: {
             'application/json': {
-              items: {
-                /** @description Also the webhook-id header of webhook messages */
-                id: string;
-                /** @description The finding announced; null for a window notice */
-                findingId: string | null;
-                /** @description The window notice announced (a model whose calls no source gives a window); null for a finding */
-                noticeId: string | null;
-                channelId: string;
-                /** @enum {string} */
-                event: 'created' | 'escalated' | 'window.unknown';
-                /**
-                 * @description muted: a mute matched the finding when it was queued; never sent
-                 * @enum {string}
-                 */
-                status: 'pending' | 'delivered' | 'failed' | 'dead' | 'muted';
-                /** @description The mute that held it back (status muted); null otherwise or once deleted */
-                muteId: string | null;
-                attemptCount: number;
-                nextAttemptAt: string | null;
-                lastError: string | null;
-                /** Format: date-time */
-                createdAt: string;
-                /** Format: date-time */
-                updatedAt: string;
-                deliveredAt: string | null;
-                attempts: {
-                  /** Format: date-time */
-                  at: string;
-                  /** @description HTTP status or SMTP reply code */
-                  statusCode: number | null;
-                  error: string | null;
-                  durationMs: number;
-                  /** @enum {string} */
-                  outcome: 'delivered' | 'retry' | 'failed' | 'dead';
-                }[];
-              }[];
+              items: components['schemas']['Delivery'][];
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
             };
@@ -2522,17 +1337,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2573,18 +1378,7 @@ export interface paths {
           };
           content: {
             'application/json': {
-              items: {
-                id: string;
-                name: string;
-                workspace: string;
-                /** @enum {string} */
-                scope: 'ingest' | 'read' | 'admin';
-                /** @description The token's first characters, to tell it apart */
-                prefix: string;
-                /** Format: date-time */
-                createdAt: string;
-                revokedAt: string | null;
-              }[];
+              items: components['schemas']['Token'][];
             };
           };
         };
@@ -2594,17 +1388,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2636,15 +1420,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @description Shown once, never returned again */
-              token: string;
-              workspace: string;
-              /** @enum {string} */
-              scope: 'ingest' | 'read' | 'admin';
-              name: string;
-            };
+            'application/json': components['schemas']['CreatedToken'];
           };
         };
         /** @description Default Response */
@@ -2653,17 +1429,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
         /** @description Default Response */
@@ -2672,17 +1438,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
         /** @description Default Response */
@@ -2691,17 +1447,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2738,18 +1484,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              name: string;
-              workspace: string;
-              /** @enum {string} */
-              scope: 'ingest' | 'read' | 'admin';
-              /** @description The token's first characters, to tell it apart */
-              prefix: string;
-              /** Format: date-time */
-              createdAt: string;
-              revokedAt: string | null;
-            };
+            'application/json': components['schemas']['Token'];
           };
         };
         /** @description Default Response */
@@ -2758,17 +1493,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2816,22 +1541,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              workspace: string;
-              calls: number;
-              toolResults: number;
-              compactions: number;
-              /** @description Conversations of its calls */
-              conversations: number;
-              /** @description Calls stored already (by telemetry): merged, not added */
-              merged: number;
-              /** @description Calls older than the server's retention window */
-              olderThanRetention: number;
-              /** @description The server's ROTSCOPE_RETENTION_DAYS (0 keeps everything) */
-              retentionDays: number;
-              /** @description Conversations it changed: evaluate them afterwards */
-              touched: string[];
-            };
+            'application/json': components['schemas']['ImportedFile'];
           };
         };
         /** @description Default Response */
@@ -2840,17 +1550,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
         /** @description Default Response */
@@ -2859,17 +1559,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
         /** @description Default Response */
@@ -2878,17 +1568,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
         /** @description Default Response */
@@ -2897,17 +1577,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -2950,17 +1620,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description Findings on imported history: stored with their time, not sent */
-              fromHistory: number;
-              /** @description Findings on calls after the import's start */
-              live: number;
-              /** @description Conversations whose evaluation failed: the server's evaluator retries them */
-              failed: {
-                conversationId: string;
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['ImportEvaluation'];
           };
         };
         /** @description Default Response */
@@ -2969,17 +1629,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -3018,23 +1668,7 @@ export interface paths {
           };
           content: {
             'application/json': {
-              items: {
-                id: string;
-                /** @description The detector it matches; null: any. */
-                detector:
-                  ('context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off') | null;
-                /** @description The conversation's project it matches, exactly as stored; null: any. */
-                project: string | null;
-                /** @description The finding's model it matches, exactly; null: any. */
-                model: string | null;
-                /** @description When it stops holding; null: until deleted. */
-                until: string | null;
-                note: string | null;
-                /** Format: date-time */
-                createdAt: string;
-                /** @description False once `until` has passed: it matches nothing any more. */
-                active: boolean;
-              }[];
+              items: components['schemas']['Mute'][];
               /** @description Pass as `?cursor=` for the next page; null at the end. */
               next: string | null;
             };
@@ -3046,17 +1680,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -3095,23 +1719,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: string;
-              /** @description The detector it matches; null: any. */
-              detector:
-                ('context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off') | null;
-              /** @description The conversation's project it matches, exactly as stored; null: any. */
-              project: string | null;
-              /** @description The finding's model it matches, exactly; null: any. */
-              model: string | null;
-              /** @description When it stops holding; null: until deleted. */
-              until: string | null;
-              note: string | null;
-              /** Format: date-time */
-              createdAt: string;
-              /** @description False once `until` has passed: it matches nothing any more. */
-              active: boolean;
-            };
+            'application/json': components['schemas']['Mute'];
           };
         };
         /** @description Default Response */
@@ -3120,17 +1728,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -3178,17 +1776,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -3228,42 +1816,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /**
-               * Format: date-time
-               * @description The start of the range: midnight UTC, days - 1 days ago.
-               */
-              from: string;
-              /**
-               * Format: date-time
-               * @description When the answer was made (the end of the range).
-               */
-              to: string;
-              /** @description The workspace usage threshold tokensOverThreshold was counted at. */
-              usageThreshold: number;
-              /** @description By bucket, then key (null last). */
-              items: {
-                /** @description The first day of the bucket, YYYY-MM-DD (UTC); a Monday for weeks. */
-                bucket: string;
-                /** @description The value of `by` for these conversations: the model of the first main call; the coding agent (Claude Code, ...); the agent with its version; the project. null when they do not say (no project reported; a library or SDK, not a coding agent). */
-                key: string | null;
-                /** @description Conversations whose first call falls in the bucket. */
-                conversations: number;
-                /** @description All the calls of those conversations. */
-                calls: number;
-                /** @description Findings of those conversations, per detector. */
-                findings: {
-                  context_too_full: number;
-                  tool_takeover: number;
-                  history_lost: number;
-                  output_cut_off: number;
-                };
-                /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
-                costUsd: number | null;
-                /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
-                tokensOverThreshold: number;
-              }[];
-            };
+            'application/json': components['schemas']['Trends'];
           };
         };
         /** @description Default Response */
@@ -3272,17 +1825,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -3323,77 +1866,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** Format: date-time */
-              at: string;
-              /** @enum {string} */
-              atSource: 'date' | 'guard';
-              days: number;
-              minConversations: number;
-              usageThreshold: number;
-              before: {
-                /** Format: date-time */
-                from: string;
-                /**
-                 * Format: date-time
-                 * @description The side holds conversations whose first call is in [from, to).
-                 */
-                to: string;
-                conversations: number;
-                calls: number;
-                findings: {
-                  context_too_full: number;
-                  tool_takeover: number;
-                  history_lost: number;
-                  output_cut_off: number;
-                };
-                /** @description Findings per 100 conversations, per detector; null without conversations. */
-                per100: {
-                  context_too_full: number | null;
-                  tool_takeover: number | null;
-                  history_lost: number | null;
-                  output_cut_off: number | null;
-                };
-                /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
-                costUsd: number | null;
-                /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
-                tokensOverThreshold: number;
-                /** @description At least 20 conversations: enough to compare the rates. */
-                enough: boolean;
-              };
-              after: {
-                /** Format: date-time */
-                from: string;
-                /**
-                 * Format: date-time
-                 * @description The side holds conversations whose first call is in [from, to).
-                 */
-                to: string;
-                conversations: number;
-                calls: number;
-                findings: {
-                  context_too_full: number;
-                  tool_takeover: number;
-                  history_lost: number;
-                  output_cut_off: number;
-                };
-                /** @description Findings per 100 conversations, per detector; null without conversations. */
-                per100: {
-                  context_too_full: number | null;
-                  tool_takeover: number | null;
-                  history_lost: number | null;
-                  output_cut_off: number | null;
-                };
-                /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
-                costUsd: number | null;
-                /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
-                tokensOverThreshold: number;
-                /** @description At least 20 conversations: enough to compare the rates. */
-                enough: boolean;
-              };
-              /** @description Whether there are enough conversations to tell, plainly. */
-              verdict: string;
-            };
+            'application/json': components['schemas']['BeforeAfter'];
           };
         };
         /** @description Default Response */
@@ -3402,17 +1875,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
         /** @description Default Response */
@@ -3421,17 +1884,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description A stable code: bad_request, not_found, forbidden, ... */
-              error: string;
-              message: string;
-              /** @description A 400 for input: every problem, each with the field it is about. */
-              problems?: {
-                /** @description The request part (body, querystring, params) and the keys down to the field. */
-                path: (string | number)[];
-                message: string;
-              }[];
-            };
+            'application/json': components['schemas']['Error'];
           };
         };
       };
@@ -3447,7 +1900,810 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: never;
+  schemas: {
+    AgentKnobs: {
+      /** @description context_too_full fires from this share of the window. */
+      usageThreshold: number;
+      /** @description context_too_full is critical from this share. */
+      usageCritical: number;
+      /** @description One tool's share of a call's input where tool_takeover starts. */
+      toolShare: number;
+      /** @description The colour bands of a usage share: dim below dimBelow, amber, red. */
+      bands: {
+        dimBelow: number;
+        amberFrom: number;
+        redFrom: number;
+      };
+    };
+    AlertPreview: {
+      /**
+       * Format: date-time
+       * @description Calls starting at or after this time were replayed.
+       */
+      since: string;
+      /** Format: date-time */
+      until: string;
+      days: number;
+      scanned: {
+        conversations: number;
+        calls: number;
+      };
+      /** @description At most this many conversations (most recently active first) and calls are read. */
+      limits: {
+        conversations: number;
+        calls: number;
+      };
+      /** @description True when the limits stopped the replay before the window ended. */
+      truncated: boolean;
+      /** @description Findings the knobs would have raised, per detector. */
+      counts: {
+        /** @enum {string} */
+        detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+        info: number;
+        warning: number;
+        critical: number;
+        total: number;
+      }[];
+      total: number;
+      examples: {
+        /** @enum {string} */
+        detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+        /** @enum {string} */
+        severity: 'info' | 'warning' | 'critical';
+        kind: string | null;
+        conversationId: string;
+        runId: string;
+        traceId: string;
+        spanId: string;
+        summary: string;
+      }[];
+      /** @description The same calls under the stored knobs. */
+      compared: {
+        counts: {
+          /** @enum {string} */
+          detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+          info: number;
+          warning: number;
+          critical: number;
+          total: number;
+        }[];
+        total: number;
+      } | null;
+    };
+    AlertSettings: {
+      enabled: boolean;
+      thresholds: {
+        /** @description Share of the window at which context_too_full fires. */
+        usageThreshold: number;
+        /** @description Share of the window at which context_too_full turns critical; at least usageThreshold. */
+        usageCritical: number;
+        /** @description One tool's share of a call's input at which a tool_takeover episode starts. */
+        toolShare: number;
+        /** @description Calls after the first that must keep at least half of toolShare. */
+        toolPersistCalls: number;
+        /** @description Relative usage drop between consecutive calls for history_lost. */
+        dropRatio: number;
+        /** @description Absolute usage drop (tokens) for history_lost. */
+        dropMinTokens: number;
+        /** @description System prompt shrink ratio that makes a drop a warning. */
+        systemShrink: number;
+      };
+      windowOverrides: {
+        /** @description A model-id glob, e.g. `claude-*` */
+        model: string;
+        /** @description Tokens */
+        window: number;
+      }[];
+      channels: {
+        id: string;
+        /** @enum {string} */
+        minSeverity: 'info' | 'warning' | 'critical';
+      }[];
+      /** @description Null until first changed. */
+      updatedAt: string | null;
+      /** @description Read-only: the value of each knob in a workspace that never changed it. */
+      defaults: {
+        thresholds: {
+          /** @description Share of the window at which context_too_full fires. */
+          usageThreshold: number;
+          /** @description Share of the window at which context_too_full turns critical; at least usageThreshold. */
+          usageCritical: number;
+          /** @description One tool's share of a call's input at which a tool_takeover episode starts. */
+          toolShare: number;
+          /** @description Calls after the first that must keep at least half of toolShare. */
+          toolPersistCalls: number;
+          /** @description Relative usage drop between consecutive calls for history_lost. */
+          dropRatio: number;
+          /** @description Absolute usage drop (tokens) for history_lost. */
+          dropMinTokens: number;
+          /** @description System prompt shrink ratio that makes a drop a warning. */
+          systemShrink: number;
+        };
+      };
+    };
+    AlertSettingsError: {
+      error: string;
+      message: string;
+      /** @description Every problem, when there are several. */
+      errors?: string[];
+      /** @description The same problems, each with the field it is about (`["body", "thresholds", "toolShare"]`). */
+      problems?: components['schemas']['Problem'][];
+    };
+    BeforeAfter: {
+      /** Format: date-time */
+      at: string;
+      /** @enum {string} */
+      atSource: 'date' | 'guard';
+      days: number;
+      minConversations: number;
+      usageThreshold: number;
+      before: {
+        /** Format: date-time */
+        from: string;
+        /**
+         * Format: date-time
+         * @description The side holds conversations whose first call is in [from, to).
+         */
+        to: string;
+        conversations: number;
+        calls: number;
+        findings: {
+          context_too_full: number;
+          tool_takeover: number;
+          history_lost: number;
+          output_cut_off: number;
+        };
+        /** @description Findings per 100 conversations, per detector; null without conversations. */
+        per100: {
+          context_too_full: number | null;
+          tool_takeover: number | null;
+          history_lost: number | null;
+          output_cut_off: number | null;
+        };
+        /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
+        costUsd: number | null;
+        /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
+        tokensOverThreshold: number;
+        /** @description At least 20 conversations: enough to compare the rates. */
+        enough: boolean;
+      };
+      after: {
+        /** Format: date-time */
+        from: string;
+        /**
+         * Format: date-time
+         * @description The side holds conversations whose first call is in [from, to).
+         */
+        to: string;
+        conversations: number;
+        calls: number;
+        findings: {
+          context_too_full: number;
+          tool_takeover: number;
+          history_lost: number;
+          output_cut_off: number;
+        };
+        /** @description Findings per 100 conversations, per detector; null without conversations. */
+        per100: {
+          context_too_full: number | null;
+          tool_takeover: number | null;
+          history_lost: number | null;
+          output_cut_off: number | null;
+        };
+        /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
+        costUsd: number | null;
+        /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
+        tokensOverThreshold: number;
+        /** @description At least 20 conversations: enough to compare the rates. */
+        enough: boolean;
+      };
+      /** @description Whether there are enough conversations to tell, plainly. */
+      verdict: string;
+    };
+    Channel: {
+      id: string;
+      /** @enum {string} */
+      type: 'webhook' | 'slack' | 'email';
+      name: string;
+      /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
+      config: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    ChannelTestResult: {
+      ok: boolean;
+      /** @enum {string} */
+      status: 'ok' | 'retry' | 'permanent';
+      /** @description HTTP status or SMTP reply code */
+      code?: number;
+      error?: string;
+      retryAfterMs?: number;
+      messageId: string;
+      durationMs: number;
+    };
+    Conversation: {
+      id: string;
+      /** @description LLM calls (src/model/calls.ts LlmCall), by start time. */
+      calls: unknown[];
+      /** @description Compactions (src/model/calls.ts Compaction), by time. */
+      compactions: unknown[];
+      /** @description What Claude Code's tool-result guard did in this conversation; null when nothing. */
+      guard: components['schemas']['GuardSummary'] | null;
+      /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
+      costUsd: number | null;
+      /** @description Where it runs (working directory or repository); null when unknown. */
+      project: string | null;
+      /** @description Where the evaluation of this conversation stands: poll until pending is false to read settled findings. */
+      evaluation: {
+        /** @description Calls or compactions arrived that the detectors have not judged yet; false once its findings are settled for everything stored. */
+        pending: boolean;
+        /** @description The start of the furthest call the detectors have judged; null before the first. */
+        judgedThrough: string | null;
+        /** @description Why the last evaluation failed, while the evaluator retries it; null otherwise. */
+        error: string | null;
+      };
+    };
+    ConversationSummary: {
+      id: string;
+      calls: number;
+      firstCallAt: string | null;
+      lastCallAt: string | null;
+      maxContextTokens: number | null;
+      /** @description The fullest call's usage as a share of its window; null when no call knows both. */
+      fullestShare: number | null;
+      models: string[];
+      /** @description Models of its calls with token counts and no window (no source knows it, no window override covers it): context_too_full does not judge those calls; the console says "window unknown". */
+      windowUnknown: string[];
+      /** @description The coding agent that ran it, with its version when sent ("Claude Code 2.1.332"); null for a library or SDK. */
+      agent: string | null;
+      /** @description Where it runs: the working directory or repository its producer last reported; null when none did. */
+      project: string | null;
+      /** @description The producer conventions of its calls. */
+      producers: string[];
+      /** @description What Claude Code's tool-result guard did in this conversation; null when nothing. */
+      guard: components['schemas']['GuardSummary'] | null;
+      /** @description What its calls cost in US dollars, summed over the calls whose producer reported a cost (Claude Code's `cost_usd` on each `api_request` event); null when none did. rotscope never prices a call itself. */
+      costUsd: number | null;
+      streams: number;
+      findings: number;
+      /** @description The main thread first, then each sub-agent. */
+      streamList: {
+        key: string;
+        /** @enum {string} */
+        kind: 'main' | 'sub-agent';
+        agentId: string | null;
+        calls: number;
+        /** @description Calls beside the main loop (compaction, titles, ...). */
+        sideCalls: number;
+      }[];
+      sideCalls: number;
+      runCount: number;
+      /** @description The first 50 runs by start. */
+      runs: {
+        id: string;
+        calls: number;
+        firstCallAt: string | null;
+      }[];
+    };
+    Coverage: {
+      /** @description Requests refused for their token in the last 7 days: an exporter sending no token or a wrong one loses its data */
+      refusals: {
+        /** Format: date-time */
+        since: string;
+        /** @description Refused requests since `since`, last seen first: the workspace's, and (for an admin token) those of no workspace */
+        items: {
+          /** @description The workspace of the token refused (a 403); null when no token told one */
+          workspace: string | null;
+          /** @description 401 (no token, an unknown or revoked one) or 403 (wrong scope) */
+          status: number;
+          /** @description Method and route, e.g. `POST /v1/logs` */
+          route: string;
+          /** @description missing_token, malformed_header, unknown_token, session_ended, scope:<has>:<needs>, host_refused, origin_refused or other */
+          reason: string;
+          reasonText: string;
+          /** @description The first word of the sender's User-Agent (`OTel-OTLP-Exporter-JavaScript`, `curl`, `browser`) */
+          agent: string;
+          count: number;
+          /** Format: date-time */
+          firstSeen: string;
+          /** Format: date-time */
+          lastSeen: string;
+          /** @description What to do so the sender gets through */
+          hint: string;
+          /** @description The workspace accepted new data after this refusal was last seen (`acceptedAt`): its cause is likely fixed */
+          settled: boolean;
+        }[];
+        /** @description When the workspace last accepted new data (null: never). A refusal last seen before it is `settled`: the Coverage page shows it calm, with its age, instead of as an alarm; a newer refusal makes it an alarm again */
+        acceptedAt: string | null;
+        /** @description Refusals of no workspace (no token, an unknown one), counted only: listed for admin tokens; null when listed or none */
+        withoutWorkspace: {
+          count: number;
+          lastSeen: string | null;
+          settled: boolean;
+        } | null;
+      };
+      calls: number;
+      conversations: number;
+      compactions: number;
+      producers: {
+        /** @description The producer convention of the calls (llm_calls.producer). */
+        producer: string;
+        calls: number;
+        covered: {
+          context_too_full: number;
+          tool_takeover: number;
+          history_lost: number;
+          output_cut_off: number;
+        };
+        /** @description Detectors that see none of these calls (e.g. output_cut_off: no finish reason). */
+        blind: ('context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off')[];
+        /** @description The coding agent behind the producer (Claude Code, Codex CLI, Gemini CLI), if one. */
+        agent: string | null;
+        /** @description Per detector that misses some of these calls: what to turn on, in the producer's words. */
+        hints: {
+          [key: string]: string;
+        };
+        /** @description Per detector: what the coding agent cannot send whatever is turned on (Qwen Code: a tool call cut at the output limit). */
+        limits?: {
+          [key: string]: string;
+        };
+      }[];
+      /** @description Models and Claude Code versions are of calls since then (30 days before the newest). */
+      recentSince: string | null;
+      /** @description Each model of the recent calls with its window and source (a row per window it was given), by model, most calls first. Windows reflect the current window overrides. */
+      models: {
+        /** @description The response model, else the request model. */
+        model: string | null;
+        /** @description The window these calls are judged on; null when no rule knows the model (context_too_full does not judge them: add a window override). */
+        window: number | null;
+        /** @description Where the window came from: override (a workspace override), model_id ([1m] in the id), agent (the agent reports it, e.g. Codex), inferred (usage above a window), catalog (for the agent version), assumed (the id does not settle it); null with no window. */
+        windowSource: string | null;
+        calls: number;
+        lastCallAt: string | null;
+      }[];
+      /** @description Models of recent calls that no rule gives a window: context_too_full does not judge them. */
+      modelsWithoutWindow: string[];
+      /** @description The models whose stored calls carry token counts but get no window under the current overrides (context_too_full does not judge them), most calls first; context_too_full's hint names them and the window override that fixes it. */
+      windowsUnknown: {
+        model: string;
+        /** @description Its stored calls with token counts that get no window. */
+        calls: number;
+      }[];
+      claudeCode: {
+        oldestSupported: string;
+        newestVerified: string;
+        verified: string[];
+        /** @description The Claude Code versions of recent calls, newest first. */
+        versions: {
+          /** @description service.version of Claude Code spans and log events, or a transcript version. */
+          version: string;
+          /**
+           * @description verified: its real output is tested; supported: between the oldest supported and the newest verified; newer: after the newest verified; older: before the oldest supported.
+           * @enum {string}
+           */
+          status: 'verified' | 'supported' | 'older' | 'newer' | 'unknown';
+          calls: number;
+          conversations: number;
+          lastCallAt: string | null;
+        }[];
+        /** @description Set when a version seen is newer than the newest verified, or older than the oldest supported. */
+        warning: string | null;
+      };
+      detectors: {
+        context_too_full: {
+          /** @description Calls that carry what the detector needs. */
+          covered: number;
+          /** @description covered / calls (0 when there are no calls). */
+          share: number;
+          needs: string;
+          /** @description What to send so the detector sees the calls it misses. */
+          hint: string;
+        };
+        tool_takeover: {
+          /** @description Calls that carry what the detector needs. */
+          covered: number;
+          /** @description covered / calls (0 when there are no calls). */
+          share: number;
+          needs: string;
+          /** @description What to send so the detector sees the calls it misses. */
+          hint: string;
+        };
+        history_lost: {
+          /** @description Calls that carry what the detector needs. */
+          covered: number;
+          /** @description covered / calls (0 when there are no calls). */
+          share: number;
+          needs: string;
+          /** @description What to send so the detector sees the calls it misses. */
+          hint: string;
+        };
+        output_cut_off: {
+          /** @description Calls that carry what the detector needs. */
+          covered: number;
+          /** @description covered / calls (0 when there are no calls). */
+          share: number;
+          needs: string;
+          /** @description What to send so the detector sees the calls it misses. */
+          hint: string;
+        };
+      };
+    };
+    CreatedChannel: {
+      id: string;
+      /** @enum {string} */
+      type: 'webhook' | 'slack' | 'email';
+      name: string;
+      /** @description Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }. */
+      config: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+      /** @description Webhooks only: the whsec_ signing secret. Shown once, never returned again. */
+      secret?: string;
+    };
+    CreatedToken: {
+      id: string;
+      /** @description Shown once, never returned again */
+      token: string;
+      workspace: string;
+      /** @enum {string} */
+      scope: 'ingest' | 'read' | 'admin';
+      name: string;
+    };
+    Delivery: {
+      /** @description Also the webhook-id header of webhook messages */
+      id: string;
+      /** @description The finding announced; null for a window notice */
+      findingId: string | null;
+      /** @description The window notice announced (a model whose calls no source gives a window); null for a finding */
+      noticeId: string | null;
+      channelId: string;
+      /** @enum {string} */
+      event: 'created' | 'escalated' | 'window.unknown';
+      /**
+       * @description muted: a mute matched the finding when it was queued; never sent
+       * @enum {string}
+       */
+      status: 'pending' | 'delivered' | 'failed' | 'dead' | 'muted';
+      /** @description The mute that held it back (status muted); null otherwise or once deleted */
+      muteId: string | null;
+      attemptCount: number;
+      nextAttemptAt: string | null;
+      lastError: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+      deliveredAt: string | null;
+      attempts: {
+        /** Format: date-time */
+        at: string;
+        /** @description HTTP status or SMTP reply code */
+        statusCode: number | null;
+        error: string | null;
+        durationMs: number;
+        /** @enum {string} */
+        outcome: 'delivered' | 'retry' | 'failed' | 'dead';
+      }[];
+    };
+    Error: {
+      /** @description A stable code: bad_request, not_found, forbidden, ... */
+      error: string;
+      message: string;
+      /** @description A 400 for input: every problem, each with the field it is about. */
+      problems?: components['schemas']['Problem'][];
+    };
+    Finding: {
+      id: string;
+      /** @enum {string} */
+      detector: 'context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off';
+      /** @enum {string} */
+      severity: 'info' | 'warning' | 'critical';
+      kind: string | null;
+      workspace: string;
+      conversationId: string;
+      streamKey: string;
+      runId: string;
+      /** @description Unique per detector within the workspace. */
+      anchor: string;
+      traceId: string;
+      spanId: string;
+      model: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+      /** @description One human-readable line, counts and names only. */
+      summary: string;
+      /** @description The numbers the detector reports. */
+      details: {
+        [key: string]: unknown;
+      };
+      /** @description True when the finding was made by judging calls again that had been judged already: a window that arrived after them (the agent reported it, or a window override was saved) or a call that arrived between them. Set when created, never changed. */
+      late: boolean;
+      /** @description Where its conversation runs: the working directory or repository the producer last reported, exactly as stored (what `?project=` and a mute's `project` match); null when none did. */
+      project: string | null;
+      /** @description When someone acknowledged it (POST /api/findings/{id}/acknowledge); null until. */
+      acknowledgedAt: string | null;
+      /** @description The note written when it was acknowledged; null until. */
+      acknowledgedNote: string | null;
+    };
+    GuardSummary: {
+      /** @description Whole-file Reads the guard narrowed to a range. */
+      narrowed: number;
+      /** @description Results over their budget the model was told about. */
+      warned: number;
+      /** @description Tokens the narrowed reads kept out of the context (bytes / 4). */
+      keptOutTokens: number;
+      tools: {
+        tool: string;
+        narrowed: number;
+        warned: number;
+        keptOutTokens: number;
+      }[];
+    };
+    ImportEvaluation: {
+      /** @description Findings on imported history: stored with their time, not sent */
+      fromHistory: number;
+      /** @description Findings on calls after the import's start */
+      live: number;
+      /** @description Conversations whose evaluation failed: the server's evaluator retries them */
+      failed: {
+        conversationId: string;
+        message: string;
+      }[];
+    };
+    ImportedFile: {
+      workspace: string;
+      calls: number;
+      toolResults: number;
+      compactions: number;
+      /** @description Conversations of its calls */
+      conversations: number;
+      /** @description Calls stored already (by telemetry): merged, not added */
+      merged: number;
+      /** @description Calls older than the server's retention window */
+      olderThanRetention: number;
+      /** @description The server's ROTSCOPE_RETENTION_DAYS (0 keeps everything) */
+      retentionDays: number;
+      /** @description Conversations it changed: evaluate them afterwards */
+      touched: string[];
+    };
+    Mute: {
+      id: string;
+      /** @description The detector it matches; null: any. */
+      detector: ('context_too_full' | 'tool_takeover' | 'history_lost' | 'output_cut_off') | null;
+      /** @description The conversation's project it matches, exactly as stored; null: any. */
+      project: string | null;
+      /** @description The finding's model it matches, exactly; null: any. */
+      model: string | null;
+      /** @description When it stops holding; null: until deleted. */
+      until: string | null;
+      note: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** @description False once `until` has passed: it matches nothing any more. */
+      active: boolean;
+    };
+    Problem: {
+      /** @description The request part (body, querystring, params) and the keys down to the field. */
+      path: (string | number)[];
+      message: string;
+    };
+    Run: {
+      id: string;
+      /** @description LLM calls (src/model/calls.ts LlmCall), by start time. */
+      calls: unknown[];
+      /** @description Compactions (src/model/calls.ts Compaction), by time. */
+      compactions: unknown[];
+    };
+    SecretsCensus: {
+      keysHere: string[];
+      plaintext: number;
+      byKey: {
+        [key: string]: number;
+      };
+    };
+    Strip: {
+      id: string;
+      /** @enum {string} */
+      scope: 'conversation' | 'run';
+      calls: number;
+      /** @description More calls exist than the strip returns (100,000). */
+      truncated: boolean;
+      /** @description The first call start, Unix milliseconds. */
+      startedAt: number | null;
+      models: string[];
+      windowSources: string[];
+      finishReasons: string[];
+      sideCalls: string[];
+      streams: {
+        key: string;
+        agentId: string | null;
+      }[];
+      /** @description Part names: system, messages, other, tool:<name>; `columns.parts` index them. */
+      parts: string[];
+      /** @description One array per field, one entry per call in start order. */
+      columns: {
+        /** @description Milliseconds after the first call start. */
+        startMs: number[];
+        /** @description Index into models; -1 for none. */
+        model: number[];
+        input: (number | null)[];
+        cacheRead: (number | null)[];
+        cacheWrite: (number | null)[];
+        output: (number | null)[];
+        /** @description Input + cache read + cache write: the usage. */
+        context: (number | null)[];
+        window: (number | null)[];
+        /** @description Index into windowSources; -1 for none. */
+        windowSource: number[];
+        /** @description Index into finishReasons; -1 for none. */
+        finish: number[];
+        /** @description Index into streams; -1 for none. */
+        stream: number[];
+        /** @description Index into sideCalls; -1 for none. */
+        side: number[];
+        /** @description Per call, flat pairs [partIndex, tokens, ...]; null when sizes are unknown. */
+        parts: (number[] | null)[];
+      };
+      findings: {
+        findingId: string;
+        /** @description The call its text is about: the fullest call for context_too_full, else the call it is anchored on. */
+        index: number | null;
+        /** @description Every call its text counts (a tool_takeover's episode), in strip order. */
+        calls: number[];
+        detector: string;
+        severity: string;
+        kind: string | null;
+        tokensLost: number | null;
+        summary: string;
+      }[];
+      /** @description What Claude Code's tool-result guard did in the conversation, oldest first. */
+      guard: {
+        /** @description The call that first carried what the guard acted on (the next call after it); null when not in the strip. */
+        index: number | null;
+        /** @enum {string} */
+        action: 'narrowed' | 'warned';
+        tool: string;
+        /** @description Estimated tokens of the whole result (narrowed: of the whole file). */
+        resultTokens: number;
+        budgetTokens: number;
+        /** @description Tokens kept out of the context (warned: 0). */
+        keptOutTokens: number;
+      }[];
+      thresholds: {
+        usageThreshold: number;
+        usageCritical: number;
+      };
+      /** @description A call's colour by its usage share, from the workspace's knobs: dim below dimBelow, amber from amberFrom (usageThreshold), red from redFrom (usageCritical). */
+      bands: {
+        dimBelow: number;
+        amberFrom: number;
+        redFrom: number;
+      };
+    };
+    Token: {
+      id: string;
+      name: string;
+      workspace: string;
+      /** @enum {string} */
+      scope: 'ingest' | 'read' | 'admin';
+      /** @description The token's first characters, to tell it apart */
+      prefix: string;
+      /** Format: date-time */
+      createdAt: string;
+      revokedAt: string | null;
+    };
+    Trends: {
+      /**
+       * Format: date-time
+       * @description The start of the range: midnight UTC, days - 1 days ago.
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description When the answer was made (the end of the range).
+       */
+      to: string;
+      /** @description The workspace usage threshold tokensOverThreshold was counted at. */
+      usageThreshold: number;
+      /** @description By bucket, then key (null last). */
+      items: {
+        /** @description The first day of the bucket, YYYY-MM-DD (UTC); a Monday for weeks. */
+        bucket: string;
+        /** @description The value of `by` for these conversations: the model of the first main call; the coding agent (Claude Code, ...); the agent with its version; the project. null when they do not say (no project reported; a library or SDK, not a coding agent). */
+        key: string | null;
+        /** @description Conversations whose first call falls in the bucket. */
+        conversations: number;
+        /** @description All the calls of those conversations. */
+        calls: number;
+        /** @description Findings of those conversations, per detector. */
+        findings: {
+          context_too_full: number;
+          tool_takeover: number;
+          history_lost: number;
+          output_cut_off: number;
+        };
+        /** @description Sum of the costs the producers reported for these conversations' calls (US dollars; Claude Code's `cost_usd`); null when no call reported one. Never priced by rotscope. */
+        costUsd: number | null;
+        /** @description Context tokens (input + cache reads + cache writes) sent in calls whose stored usage (context tokens / the call's stored window) is at or above the workspace's usageThreshold: what the rot cost. Calls without a window or token counts add nothing. */
+        tokensOverThreshold: number;
+      }[];
+    };
+    WhatWasLost: {
+      findingId: string;
+      conversationId: string;
+      runId: string;
+      streamKey: string;
+      /** @enum {string} */
+      kind: 'compacted' | 'lost';
+      severity: string;
+      summary: string;
+      tokensLost: number | null;
+      dropRatio: number | null;
+      before: {
+        traceId: string;
+        spanId: string;
+        tokens: number | null;
+        window: number | null;
+        model: string | null;
+        startedAt: string | null;
+      };
+      after: {
+        traceId: string;
+        spanId: string;
+        tokens: number | null;
+        window: number | null;
+        model: string | null;
+        startedAt: string | null;
+      };
+      partsLost: {
+        part: string;
+        name: string | null;
+        tokens: number;
+      }[];
+      producer: string | null;
+      dropped: {
+        contentCaptured: boolean;
+        count: number | null;
+        messages: {
+          role: string;
+          chars: number;
+          text: string | null;
+          tool: string | null;
+        }[];
+        chars: number | null;
+      };
+      replacement: {
+        kind: string;
+        trigger: string | null;
+        evidence: string;
+        tokensBefore: number | null;
+        tokensAfter: number | null;
+        messagesKept: number | null;
+        summarySize: number | null;
+        summary: string | null;
+      } | null;
+      systemPrompt: {
+        before: number | null;
+        after: number | null;
+        unit: string | null;
+        change: string | null;
+        estimated: boolean;
+        recorded: boolean;
+        textBefore: string | null;
+        textAfter: string | null;
+      };
+    };
+  };
   responses: never;
   parameters: never;
   requestBodies: never;

@@ -38,42 +38,50 @@ import { withInputRules } from '../validation.ts';
 import { refuse } from '../errors.ts';
 
 /** The Context rot alert as GET returns it (and PUT answers). */
-const agentKnobsSchema = z.object({
-  usageThreshold: z.number().describe('context_too_full fires from this share of the window.'),
-  usageCritical: z.number().describe('context_too_full is critical from this share.'),
-  toolShare: z.number().describe("One tool's share of a call's input where tool_takeover starts."),
-  bands: z
-    .object({ dimBelow: z.number(), amberFrom: z.number(), redFrom: z.number() })
-    .describe('The colour bands of a usage share: dim below dimBelow, amber, red.'),
-});
+const agentKnobsSchema = z
+  .object({
+    usageThreshold: z.number().describe('context_too_full fires from this share of the window.'),
+    usageCritical: z.number().describe('context_too_full is critical from this share.'),
+    toolShare: z
+      .number()
+      .describe("One tool's share of a call's input where tool_takeover starts."),
+    bands: z
+      .object({ dimBelow: z.number(), amberFrom: z.number(), redFrom: z.number() })
+      .describe('The colour bands of a usage share: dim below dimBelow, amber, red.'),
+  })
+  .meta({ id: 'AgentKnobs' });
 
-const settingsSchema = z.object({
-  enabled: z.boolean(),
-  thresholds: thresholdValuesSchema,
-  windowOverrides: z.array(
-    z.object({
-      model: z.string().describe('A model-id glob, e.g. `claude-*`'),
-      window: z.number().describe('Tokens'),
-    }),
-  ),
-  channels: z.array(z.object({ id: z.string(), minSeverity: z.enum(SEVERITIES) })),
-  updatedAt: isoTime.nullable().describe('Null until first changed.'),
-  defaults: z
-    .object({ thresholds: thresholdValuesSchema })
-    .describe('Read-only: the value of each knob in a workspace that never changed it.'),
-});
-
-const errorSchema = z.object({
-  error: z.string(),
-  message: z.string(),
-  errors: z.array(z.string()).optional().describe('Every problem, when there are several.'),
-  problems: z
-    .array(problemSchema)
-    .optional()
-    .describe(
-      'The same problems, each with the field it is about (`["body", "thresholds", "toolShare"]`).',
+const settingsSchema = z
+  .object({
+    enabled: z.boolean(),
+    thresholds: thresholdValuesSchema,
+    windowOverrides: z.array(
+      z.object({
+        model: z.string().describe('A model-id glob, e.g. `claude-*`'),
+        window: z.number().describe('Tokens'),
+      }),
     ),
-});
+    channels: z.array(z.object({ id: z.string(), minSeverity: z.enum(SEVERITIES) })),
+    updatedAt: isoTime.nullable().describe('Null until first changed.'),
+    defaults: z
+      .object({ thresholds: thresholdValuesSchema })
+      .describe('Read-only: the value of each knob in a workspace that never changed it.'),
+  })
+  .meta({ id: 'AlertSettings' });
+
+const errorSchema = z
+  .object({
+    error: z.string(),
+    message: z.string(),
+    errors: z.array(z.string()).optional().describe('Every problem, when there are several.'),
+    problems: z
+      .array(problemSchema)
+      .optional()
+      .describe(
+        'The same problems, each with the field it is about (`["body", "thresholds", "toolShare"]`).',
+      ),
+  })
+  .meta({ id: 'AlertSettingsError' });
 
 /**
  * The body of PUT /api/alerts/context-rot: what GET returned, or any part of it. Unknown
@@ -191,36 +199,38 @@ const countSchema = z.object({
 });
 
 /** What POST /api/alerts/context-rot/preview answers. */
-const previewSchema = z.object({
-  since: isoTime.describe('Calls starting at or after this time were replayed.'),
-  until: isoTime,
-  days: z.int(),
-  scanned: z.object({ conversations: z.int(), calls: z.int() }),
-  limits: z
-    .object({ conversations: z.int(), calls: z.int() })
-    .describe('At most this many conversations (most recently active first) and calls are read.'),
-  truncated: z
-    .boolean()
-    .describe('True when the limits stopped the replay before the window ended.'),
-  counts: z.array(countSchema).describe('Findings the knobs would have raised, per detector.'),
-  total: z.int(),
-  examples: z.array(
-    z.object({
-      detector: z.enum(DETECTOR_IDS),
-      severity: z.enum(SEVERITIES),
-      kind: z.string().nullable(),
-      conversationId: z.string(),
-      runId: z.string(),
-      traceId: z.string(),
-      spanId: z.string(),
-      summary: z.string(),
-    }),
-  ),
-  compared: z
-    .object({ counts: z.array(countSchema), total: z.int() })
-    .nullable()
-    .describe('The same calls under the stored knobs.'),
-});
+const previewSchema = z
+  .object({
+    since: isoTime.describe('Calls starting at or after this time were replayed.'),
+    until: isoTime,
+    days: z.int(),
+    scanned: z.object({ conversations: z.int(), calls: z.int() }),
+    limits: z
+      .object({ conversations: z.int(), calls: z.int() })
+      .describe('At most this many conversations (most recently active first) and calls are read.'),
+    truncated: z
+      .boolean()
+      .describe('True when the limits stopped the replay before the window ended.'),
+    counts: z.array(countSchema).describe('Findings the knobs would have raised, per detector.'),
+    total: z.int(),
+    examples: z.array(
+      z.object({
+        detector: z.enum(DETECTOR_IDS),
+        severity: z.enum(SEVERITIES),
+        kind: z.string().nullable(),
+        conversationId: z.string(),
+        runId: z.string(),
+        traceId: z.string(),
+        spanId: z.string(),
+        summary: z.string(),
+      }),
+    ),
+    compared: z
+      .object({ counts: z.array(countSchema), total: z.int() })
+      .nullable()
+      .describe('The same calls under the stored knobs.'),
+  })
+  .meta({ id: 'AlertPreview' });
 
 /** Thrown inside the PUT transaction to roll it back with a 400. */
 class InvalidSettings extends Error {

@@ -36,18 +36,20 @@ import { ownWorkspace } from './tokens.ts';
 import { refuse } from '../errors.ts';
 
 /** A channel as the API returns it (public configuration only). */
-export const channelSchema = z.object({
-  id: z.string(),
-  type: z.enum(CHANNEL_TYPES),
-  name: z.string(),
-  config: z
-    .record(z.string(), z.unknown())
-    .describe(
-      'Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }.',
-    ),
-  createdAt: isoTime,
-  updatedAt: isoTime,
-});
+export const channelSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(CHANNEL_TYPES),
+    name: z.string(),
+    config: z
+      .record(z.string(), z.unknown())
+      .describe(
+        'Public configuration. webhook: { url, headerNames, allowPrivateAddress? }; slack: { webhookHost }; email: { host, port, secure, user?, from, to, allowPrivateAddress? }.',
+      ),
+    createdAt: isoTime,
+    updatedAt: isoTime,
+  })
+  .meta({ id: 'Channel' });
 
 const idParams = z.strictObject({ id: bigintId });
 
@@ -90,15 +92,36 @@ const patchBody = z
   })
   .refine((body) => Object.keys(body).length > 0, 'must name at least one field');
 
-const testResult = z.object({
-  ok: z.boolean(),
-  status: z.enum(['ok', 'retry', 'permanent']),
-  code: z.int().optional().describe('HTTP status or SMTP reply code'),
-  error: z.string().optional(),
-  retryAfterMs: z.int().optional(),
-  messageId: z.string(),
-  durationMs: z.int(),
-});
+const testResult = z
+  .object({
+    ok: z.boolean(),
+    status: z.enum(['ok', 'retry', 'permanent']),
+    code: z.int().optional().describe('HTTP status or SMTP reply code'),
+    error: z.string().optional(),
+    retryAfterMs: z.int().optional(),
+    messageId: z.string(),
+    durationMs: z.int(),
+  })
+  .meta({ id: 'ChannelTestResult' });
+
+/** The answer of GET /api/secrets. */
+const secretsCensusSchema = z
+  .object({
+    keysHere: z.array(z.string()),
+    plaintext: z.number(),
+    byKey: z.record(z.string(), z.number()),
+  })
+  .meta({ id: 'SecretsCensus' });
+
+/** The answer of POST /api/channels: the channel, with a webhook's secret once. */
+const createdChannelSchema = channelSchema
+  .extend({
+    secret: z
+      .string()
+      .optional()
+      .describe('Webhooks only: the whsec_ signing secret. Shown once, never returned again.'),
+  })
+  .meta({ id: 'CreatedChannel' });
 
 /**
  * A channel as the API returns it: a webhook URL with credentials or token-like parts masked
@@ -147,11 +170,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       config: { scope: 'admin' },
       schema: {
         response: {
-          200: z.object({
-            keysHere: z.array(z.string()),
-            plaintext: z.number(),
-            byKey: z.record(z.string(), z.number()),
-          }),
+          200: secretsCensusSchema,
         },
       },
     },
@@ -198,14 +217,7 @@ export const channelsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
       schema: {
         body: createBody,
         response: {
-          201: channelSchema.extend({
-            secret: z
-              .string()
-              .optional()
-              .describe(
-                'Webhooks only: the whsec_ signing secret. Shown once, never returned again.',
-              ),
-          }),
+          201: createdChannelSchema,
           400: errorSchema,
         },
       },

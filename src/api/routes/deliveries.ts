@@ -22,32 +22,34 @@ const attemptSchema = z.object({
 });
 
 /** A delivery as the API returns it. */
-export const deliverySchema = z.object({
-  id: z.string().describe('Also the webhook-id header of webhook messages'),
-  findingId: z.string().nullable().describe('The finding announced; null for a window notice'),
-  noticeId: z
-    .string()
-    .nullable()
-    .describe(
-      'The window notice announced (a model whose calls no source gives a window); null for a finding',
-    ),
-  channelId: z.string(),
-  event: oneOf(['created', 'escalated', 'window.unknown']),
-  status: z
-    .enum(['pending', 'delivered', 'failed', 'dead', 'muted'])
-    .describe('muted: a mute matched the finding when it was queued; never sent'),
-  muteId: z
-    .string()
-    .nullable()
-    .describe('The mute that held it back (status muted); null otherwise or once deleted'),
-  attemptCount: z.int(),
-  nextAttemptAt: isoTime.nullable(),
-  lastError: z.string().nullable(),
-  createdAt: isoTime,
-  updatedAt: isoTime,
-  deliveredAt: isoTime.nullable(),
-  attempts: z.array(attemptSchema),
-});
+export const deliverySchema = z
+  .object({
+    id: z.string().describe('Also the webhook-id header of webhook messages'),
+    findingId: z.string().nullable().describe('The finding announced; null for a window notice'),
+    noticeId: z
+      .string()
+      .nullable()
+      .describe(
+        'The window notice announced (a model whose calls no source gives a window); null for a finding',
+      ),
+    channelId: z.string(),
+    event: oneOf(['created', 'escalated', 'window.unknown']),
+    status: z
+      .enum(['pending', 'delivered', 'failed', 'dead', 'muted'])
+      .describe('muted: a mute matched the finding when it was queued; never sent'),
+    muteId: z
+      .string()
+      .nullable()
+      .describe('The mute that held it back (status muted); null otherwise or once deleted'),
+    attemptCount: z.int(),
+    nextAttemptAt: isoTime.nullable(),
+    lastError: z.string().nullable(),
+    createdAt: isoTime,
+    updatedAt: isoTime,
+    deliveredAt: isoTime.nullable(),
+    attempts: z.array(attemptSchema),
+  })
+  .meta({ id: 'Delivery' });
 
 /** The deliveries route; `read` scope. */
 export const deliveriesRoutes = withInputRules<ApiDeps>(async (app, deps) => {

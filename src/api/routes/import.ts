@@ -59,32 +59,36 @@ const importBody = z.strictObject({
     ),
 });
 
-const importedFile = z.object({
-  workspace: z.string(),
-  calls: z.number(),
-  toolResults: z.number(),
-  compactions: z.number(),
-  conversations: z.number().describe('Conversations of its calls'),
-  merged: z.number().describe('Calls stored already (by telemetry): merged, not added'),
-  olderThanRetention: z.number().describe("Calls older than the server's retention window"),
-  retentionDays: z.number().describe("The server's ROTSCOPE_RETENTION_DAYS (0 keeps everything)"),
-  touched: z.array(z.string()).describe('Conversations it changed: evaluate them afterwards'),
-});
+const importedFile = z
+  .object({
+    workspace: z.string(),
+    calls: z.number(),
+    toolResults: z.number(),
+    compactions: z.number(),
+    conversations: z.number().describe('Conversations of its calls'),
+    merged: z.number().describe('Calls stored already (by telemetry): merged, not added'),
+    olderThanRetention: z.number().describe("Calls older than the server's retention window"),
+    retentionDays: z.number().describe("The server's ROTSCOPE_RETENTION_DAYS (0 keeps everything)"),
+    touched: z.array(z.string()).describe('Conversations it changed: evaluate them afterwards'),
+  })
+  .meta({ id: 'ImportedFile' });
 
 const evaluateBody = z.strictObject({
   workspace,
   conversations: z.array(z.string().min(1).max(1024)).max(IMPORT_EVALUATE_BATCH),
 });
 
-const evaluation = z.object({
-  fromHistory: z
-    .number()
-    .describe('Findings on imported history: stored with their time, not sent'),
-  live: z.number().describe("Findings on calls after the import's start"),
-  failed: z
-    .array(z.object({ conversationId: z.string(), message: z.string() }))
-    .describe("Conversations whose evaluation failed: the server's evaluator retries them"),
-});
+const evaluation = z
+  .object({
+    fromHistory: z
+      .number()
+      .describe('Findings on imported history: stored with their time, not sent'),
+    live: z.number().describe("Findings on calls after the import's start"),
+    failed: z
+      .array(z.object({ conversationId: z.string(), message: z.string() }))
+      .describe("Conversations whose evaluation failed: the server's evaluator retries them"),
+  })
+  .meta({ id: 'ImportEvaluation' });
 
 export const importRoutes = withInputRules<ApiDeps>(async (app, deps) => {
   const db = deps.store.db;

@@ -18,19 +18,21 @@ import { refuse } from '../errors.ts';
 /** Longest note a mute keeps (characters). */
 const MAX_MUTE_NOTE = 2000;
 
-const muteSchema = z.object({
-  id: z.string(),
-  detector: z.enum(DETECTOR_IDS).nullable().describe('The detector it matches; null: any.'),
-  project: z
-    .string()
-    .nullable()
-    .describe("The conversation's project it matches, exactly as stored; null: any."),
-  model: z.string().nullable().describe("The finding's model it matches, exactly; null: any."),
-  until: isoTime.nullable().describe('When it stops holding; null: until deleted.'),
-  note: z.string().nullable(),
-  createdAt: isoTime,
-  active: z.boolean().describe('False once `until` has passed: it matches nothing any more.'),
-});
+const muteSchema = z
+  .object({
+    id: z.string(),
+    detector: z.enum(DETECTOR_IDS).nullable().describe('The detector it matches; null: any.'),
+    project: z
+      .string()
+      .nullable()
+      .describe("The conversation's project it matches, exactly as stored; null: any."),
+    model: z.string().nullable().describe("The finding's model it matches, exactly; null: any."),
+    until: isoTime.nullable().describe('When it stops holding; null: until deleted.'),
+    note: z.string().nullable(),
+    createdAt: isoTime,
+    active: z.boolean().describe('False once `until` has passed: it matches nothing any more.'),
+  })
+  .meta({ id: 'Mute' });
 
 const createBody = z
   .strictObject({

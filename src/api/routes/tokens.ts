@@ -36,23 +36,27 @@ const createBody = z.strictObject({
     .describe('Tells the token apart in listings, e.g. "ci ingest"'),
 });
 
-const createdToken = z.object({
-  id: z.string(),
-  token: z.string().describe('Shown once, never returned again'),
-  workspace: z.string(),
-  scope: z.enum(SCOPES),
-  name: z.string(),
-});
+const createdToken = z
+  .object({
+    id: z.string(),
+    token: z.string().describe('Shown once, never returned again'),
+    workspace: z.string(),
+    scope: z.enum(SCOPES),
+    name: z.string(),
+  })
+  .meta({ id: 'CreatedToken' });
 
-const tokenInfo = z.object({
-  id: z.string(),
-  name: z.string(),
-  workspace: z.string(),
-  scope: z.enum(SCOPES),
-  prefix: z.string().describe("The token's first characters, to tell it apart"),
-  createdAt: isoTime,
-  revokedAt: isoTime.nullable(),
-});
+const tokenInfo = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    workspace: z.string(),
+    scope: z.enum(SCOPES),
+    prefix: z.string().describe("The token's first characters, to tell it apart"),
+    createdAt: isoTime,
+    revokedAt: isoTime.nullable(),
+  })
+  .meta({ id: 'Token' });
 
 /**
  * The caller's workspace, or undefined for the first-run bootstrap (open on loopback: no

@@ -83,6 +83,32 @@ const side = z.object({
     .describe(`At least ${MIN_CONVERSATIONS} conversations: enough to compare the rates.`),
 });
 
+/** The answer of GET /api/trends. */
+const trendsSchema = z
+  .object({
+    from: isoTime.describe('The start of the range: midnight UTC, days - 1 days ago.'),
+    to: isoTime.describe('When the answer was made (the end of the range).'),
+    usageThreshold: z
+      .number()
+      .describe('The workspace usage threshold tokensOverThreshold was counted at.'),
+    items: z.array(trendItem).describe('By bucket, then key (null last).'),
+  })
+  .meta({ id: 'Trends' });
+
+/** The answer of GET /api/trends/before-after. */
+const beforeAfterSchema = z
+  .object({
+    at: isoTime,
+    atSource: z.enum(['date', 'guard']),
+    days: z.number(),
+    minConversations: z.number(),
+    usageThreshold: z.number(),
+    before: side,
+    after: side,
+    verdict: z.string().describe('Whether there are enough conversations to tell, plainly.'),
+  })
+  .meta({ id: 'BeforeAfter' });
+
 const NS_PER_MS = 1_000_000n;
 
 /** A moment given as `YYYY-MM-DD` (midnight UTC) or an ISO date-time with an offset. */
@@ -104,14 +130,7 @@ export const trendsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           days: daysQuery(30, 'How far back, counting today (UTC)'),
         }),
         response: {
-          200: z.object({
-            from: isoTime.describe('The start of the range: midnight UTC, days - 1 days ago.'),
-            to: isoTime.describe('When the answer was made (the end of the range).'),
-            usageThreshold: z
-              .number()
-              .describe('The workspace usage threshold tokensOverThreshold was counted at.'),
-            items: z.array(trendItem).describe('By bucket, then key (null last).'),
-          }),
+          200: trendsSchema,
           400: errorSchema,
         },
       },
@@ -148,18 +167,7 @@ export const trendsRoutes = withInputRules<ApiDeps>(async (app, deps) => {
           days: daysQuery(14, 'The length of each side'),
         }),
         response: {
-          200: z.object({
-            at: isoTime,
-            atSource: z.enum(['date', 'guard']),
-            days: z.number(),
-            minConversations: z.number(),
-            usageThreshold: z.number(),
-            before: side,
-            after: side,
-            verdict: z
-              .string()
-              .describe('Whether there are enough conversations to tell, plainly.'),
-          }),
+          200: beforeAfterSchema,
           400: errorSchema,
           404: errorSchema,
         },
