@@ -20,7 +20,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { contextTokensOf, DEFAULT_USAGE_BANDS, type UsageBands } from '../model/usage-rules.ts';
+import {
+  contextTokensOf,
+  DEFAULT_USAGE_BANDS,
+  type UsageBands,
+  wholePercent,
+} from '../model/usage-rules.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -316,7 +321,8 @@ export function formatStatusLine(
   const where = git ? `${git.repo} ${git.branch} · ` : '';
   if (!reading) return `${where}ctx –`;
   const share = reading.tokens / reading.window;
-  let text = `ctx ${Math.floor(share * 100)}% ${shortTokens(reading.tokens)}/${shortTokens(reading.window)}`;
+  // the percent as the findings and the console write it (src/model/usage-rules.ts)
+  let text = `ctx ${wholePercent(share)}% ${shortTokens(reading.tokens)}/${shortTokens(reading.window)}`;
   let style = '';
   if (share >= bands.redFrom) {
     text += ' ⚠ wrap up';
