@@ -35,10 +35,13 @@ const MAX_SCAN = 8 * 1024 * 1024;
 const M1 = 1_000_000;
 const K200 = 200_000;
 
-const obj = (v: unknown): Obj | undefined =>
+/** `v` when it is a JSON object (not an array), else undefined. */
+export const obj = (v: unknown): Obj | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** `v` when it is a non-empty string, else undefined. */
+export const str = (v: unknown): string | undefined =>
+  typeof v === 'string' && v !== '' ? v : undefined;
 
 /** What the transcript's tail says: the context size of the last main-thread call, or a boundary. */
 export interface TailUsage {
