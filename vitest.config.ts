@@ -38,6 +38,7 @@ const ONCE_E2E = [
   'test/e2e/producers.test.ts',
   'test/e2e/qwen-install.test.ts',
   'test/e2e/readable-logs.test.ts',
+  'test/e2e/statusline-percent.test.ts',
   'test/e2e/statusline-segment.test.ts',
   'test/e2e/token-file.test.ts',
 ];

@@ -20,7 +20,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { contextTokensOf, DEFAULT_USAGE_BANDS, type UsageBands } from '../model/usage-rules.ts';
+import {
+  contextTokensOf,
+  DEFAULT_USAGE_BANDS,
+  type UsageBands,
+  wholePercent,
+} from '../model/usage-rules.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -30,10 +35,13 @@ const MAX_SCAN = 8 * 1024 * 1024;
 const M1 = 1_000_000;
 const K200 = 200_000;
 
-const obj = (v: unknown): Obj | undefined =>
+/** `v` when it is a JSON object (not an array), else undefined. */
+export const obj = (v: unknown): Obj | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** `v` when it is a non-empty string, else undefined. */
+export const str = (v: unknown): string | undefined =>
+  typeof v === 'string' && v !== '' ? v : undefined;
 
 /** What the transcript's tail says: the context size of the last main-thread call, or a boundary. */
 export interface TailUsage {
@@ -316,7 +324,8 @@ export function formatStatusLine(
   const where = git ? `${git.repo} ${git.branch} · ` : '';
   if (!reading) return `${where}ctx –`;
   const share = reading.tokens / reading.window;
-  let text = `ctx ${Math.floor(share * 100)}% ${shortTokens(reading.tokens)}/${shortTokens(reading.window)}`;
+  // the percent as the findings and the console write it (src/model/usage-rules.ts)
+  let text = `ctx ${wholePercent(share)}% ${shortTokens(reading.tokens)}/${shortTokens(reading.window)}`;
   let style = '';
   if (share >= bands.redFrom) {
     text += ' ⚠ wrap up';

@@ -19,10 +19,11 @@ export function percentOf(ratio: number): number {
   return Math.round(ratio * 1000) / 10;
 }
 
-/** A ratio as a whole percentage for summaries, rounded down (0.849 -> 84, 0.57 -> 57). */
-export function wholePercent(ratio: number): number {
-  return Math.floor(ratio * 100 + 1e-9);
-}
+/**
+ * A ratio as a whole percentage for summaries, rounded down (0.849 -> 84, 0.57 -> 57): the rule
+ * the status line and the console write shares by too.
+ */
+export { wholePercent } from '../model/usage-rules.ts';
 
 /** A ratio rounded to three decimals, for details (0.45123 -> 0.451). */
 export function roundRatio(ratio: number): number {

@@ -1,8 +1,9 @@
 /**
- * The usage rules written once for everyone who reads an Anthropic usage object or colours a
- * window share: ingest (transcripts), the Claude Code status line and guard (compiled alone to
- * CommonJS: this file imports nothing), the server's bands (./usage-bands.ts) and the console
- * (ui/src/format.ts). The SDK (packages/sdk) is a package of its own and keeps its copy of the
+ * The usage rules written once for everyone who reads an Anthropic usage object, colours a
+ * window share or writes it as a percent: ingest (transcripts), the Claude Code status line and
+ * guard (compiled alone to CommonJS: this file imports nothing), the server's bands
+ * (./usage-bands.ts), the detectors' summaries (src/detectors/shared.ts) and the console
+ * (ui/src/format.ts, ui/src/run/strip-model.ts). The SDK (packages/sdk) is a package of its own and keeps its copy of the
  * first rule (packages/sdk/src/provider-shapes.ts); test/unit/model/usage-rules.test.ts holds
  * both to the same cases.
  */
@@ -40,6 +41,17 @@ export function contextUsageEntry(usage: unknown): Obj | null {
 export function contextTokensOf(usage: unknown): number | null {
   const entry = contextUsageEntry(usage);
   return entry === null ? null : sentTokens(entry);
+}
+
+/**
+ * A share as a whole percent, rounded down (0.849 → 84, below an 85% band): the one rule the
+ * status line, the detectors' summaries and the console write a share by, so 58,000 of 200,000
+ * reads 29% everywhere. The 1e-9 takes back what binary floating point loses (0.29 * 100 is
+ * 28.999999999999996); a share of tokens over any window below a billion tokens is never
+ * that close below a whole percent.
+ */
+export function wholePercent(share: number): number {
+  return Math.floor(share * 100 + 1e-9);
 }
 
 /** The colour bands of a window share: dim below, plain, amber from, red from. */

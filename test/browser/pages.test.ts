@@ -6,7 +6,6 @@
  * sub-agent, a compaction's side call). One user journey per page, a screenshot of each.
  * Tokens come last: the first token ends the server's open (loopback, no token) mode.
  */
-import { SpanKind, context, trace, type Tracer } from '@opentelemetry/api';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -20,7 +19,7 @@ import {
 } from '../helpers/console.ts';
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.ts';
-import { tracerProvider } from '../helpers/otel.ts';
+import { agentConversation, tracerProvider } from '../helpers/otel.ts';
 import {
   FINDING_SESSION,
   MODEL as CLAUDE_MODEL,
@@ -38,40 +37,18 @@ interface ApiFinding {
   conversationId: string;
 }
 
-/** One conversation = one trace of an agent span with gpt-4o chat spans (a 128k window). */
-function conversation(tracer: Tracer, id: string, inputs: number[], start: number): void {
-  const root = tracer.startSpan('invoke_agent worker', {
-    startTime: start,
-    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': id },
-  });
-  const parent = trace.setSpan(context.active(), root);
-  inputs.forEach((input, i) => {
-    const span = tracer.startSpan(
-      'chat gpt-4o',
-      {
-        kind: SpanKind.CLIENT,
-        startTime: start + (i + 1) * 1_000,
-        attributes: {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.provider.name': 'openai',
-          'gen_ai.request.model': 'gpt-4o',
-          'gen_ai.conversation.id': id,
-          'gen_ai.usage.input_tokens': input,
-          'gen_ai.usage.output_tokens': 300,
-        },
-      },
-      parent,
-    );
-    span.end(start + (i + 1) * 1_000 + 500);
-  });
-  root.end(start + 10_000);
-}
-
 async function sendConversations(url: string, conversations: Record<string, number[]>) {
   const provider = tracerProvider({ url, protocol: 'protobuf', serviceName: 'agent-app' });
   const tracer = provider.getTracer('agent-app');
   const start = Date.now() - 60_000;
-  for (const [id, inputs] of Object.entries(conversations)) conversation(tracer, id, inputs, start);
+  for (const [id, inputs] of Object.entries(conversations))
+    agentConversation(
+      tracer,
+      id,
+      inputs.map((input) => ({ input })),
+      start,
+      { finishReasons: false },
+    );
   await provider.shutdown();
 }
 

@@ -4,10 +4,9 @@
  * harness) produce exactly the expected findings: every detector, every severity, and none
  * for a healthy conversation.
  */
-import { SpanKind, context, trace, type Tracer } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts';
-import { tracerProvider } from '../helpers/otel.ts';
+import { agentConversation, tracerProvider } from '../helpers/otel.ts';
 import { FINDING_SESSION, TOOLS_SESSION, runClaudeCode } from '../helpers/producers/claude-code.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -23,46 +22,7 @@ afterAll(async () => {
   await llm?.close();
 });
 
-interface CallSpec {
-  input: number;
-  finish?: string;
-  messages?: unknown[];
-  output?: unknown[];
-}
-
 const text = (n: number) => 'x'.repeat(n);
-
-/** One conversation = one trace of an agent span with chat spans (gpt-4o: a 128k window). */
-function conversation(tracer: Tracer, id: string, calls: CallSpec[], start: number): void {
-  const root = tracer.startSpan('invoke_agent worker', {
-    startTime: start,
-    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': id },
-  });
-  const parent = trace.setSpan(context.active(), root);
-  calls.forEach((call, i) => {
-    const span = tracer.startSpan(
-      'chat gpt-4o',
-      {
-        kind: SpanKind.CLIENT,
-        startTime: start + (i + 1) * 1_000,
-        attributes: {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.provider.name': 'openai',
-          'gen_ai.request.model': 'gpt-4o',
-          'gen_ai.conversation.id': id,
-          'gen_ai.usage.input_tokens': call.input,
-          'gen_ai.usage.output_tokens': 300,
-          'gen_ai.response.finish_reasons': [call.finish ?? 'stop'],
-          ...(call.messages ? { 'gen_ai.input.messages': JSON.stringify(call.messages) } : {}),
-          ...(call.output ? { 'gen_ai.output.messages': JSON.stringify(call.output) } : {}),
-        },
-      },
-      parent,
-    );
-    span.end(start + (i + 1) * 1_000 + 500);
-  });
-  root.end(start + 10_000);
-}
 
 /** A history whose `search` results take most of the input and stay there. */
 function searchHistory(results: number): unknown[] {
@@ -111,11 +71,16 @@ describe('findings from real producers', () => {
     const provider = tracerProvider({ url: server.url, protocol: 'protobuf' });
     const tracer = provider.getTracer('agent-app');
     const start = Date.now() - 60_000;
-    conversation(tracer, 'healthy', [{ input: 8_000 }, { input: 9_500 }, { input: 11_000 }], start);
-    conversation(tracer, 'context-warning', [{ input: 60_000 }, { input: 95_000 }], start); // 74%
-    conversation(tracer, 'context-critical', [{ input: 90_000 }, { input: 115_000 }], start); // 70%, then 90%
-    conversation(tracer, 'history-lost', [{ input: 50_000 }, { input: 20_000 }], start); // −60%, no marker
-    conversation(
+    agentConversation(
+      tracer,
+      'healthy',
+      [{ input: 8_000 }, { input: 9_500 }, { input: 11_000 }],
+      start,
+    );
+    agentConversation(tracer, 'context-warning', [{ input: 60_000 }, { input: 95_000 }], start); // 74%
+    agentConversation(tracer, 'context-critical', [{ input: 90_000 }, { input: 115_000 }], start); // 70%, then 90%
+    agentConversation(tracer, 'history-lost', [{ input: 50_000 }, { input: 20_000 }], start); // −60%, no marker
+    agentConversation(
       tracer,
       'cut-tool-call',
       [
@@ -133,7 +98,7 @@ describe('findings from real producers', () => {
       ],
       start,
     );
-    conversation(
+    agentConversation(
       tracer,
       'tool-takeover',
       [1, 2, 3].map((results) => ({

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/db.ts';
+import { postOtlp } from '../helpers/capture-replay.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startChildServer, type ChildServer } from '../helpers/child-server.ts';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.ts';
@@ -94,14 +95,7 @@ async function attachWebhook(server: ChildServer, path: string): Promise<void> {
 /** Claude Code's exports and the hook's spans, in the order they reached the capture's sink. */
 async function sendTelemetryAndHooks(server: ChildServer): Promise<void> {
   const bodies = [...session.telemetry, ...session.hook].sort((a, b) => a.n - b.n);
-  for (const body of bodies) {
-    const response = await fetch(`${server.url}/v1/${body.signal}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: body.text,
-    });
-    expect(response.status, body.text.slice(0, 200)).toBe(200);
-  }
+  for (const body of bodies) await postOtlp(server.url, body.signal, body.text);
 }
 
 interface FindingJson {

@@ -12,8 +12,8 @@
  * socket or on 127.0.0.1 only.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listenFake, type FakeListen } from './fake-listen.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bodyServer, listenFake, type FakeListen } from './fake-listen.ts';
 
 /** Token usage of one answer: fixed numbers, or `estimate` (request bytes / 4, warm cache). */
 export type FakeUsage =
@@ -314,16 +314,8 @@ export function startFakeAnthropic(
     return sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: path } });
   };
 
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      try {
-        handle(req, res, Buffer.concat(chunks).toString('utf8'));
-      } catch (error) {
-        sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: String(error) } });
-      }
-    });
+  const server = bodyServer(handle, (res, error) => {
+    sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: String(error) } });
   });
   return listenFake(server, listen).then(({ url, close }) => ({ url, requests, close }));
 }

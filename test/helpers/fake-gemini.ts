@@ -9,8 +9,8 @@
  * or an auxiliary request (no tools: routing, next-speaker checks, ...), and answered with the
  * next scripted answer of that queue. It listens on a Unix socket or on 127.0.0.1 only.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listenFake, type FakeListen } from './fake-listen.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bodyServer, listenFake, type FakeListen } from './fake-listen.ts';
 
 /**
  * Token usage of one answer: fixed numbers, or `estimate` (request bytes / 4). `prompt` is the
@@ -299,16 +299,8 @@ export function startFakeGemini(
     return sendJson(res, 404, { error: { code: 404, message: url.pathname, status: 'NOT_FOUND' } });
   };
 
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      try {
-        handle(req, res, Buffer.concat(chunks).toString('utf8'));
-      } catch (error) {
-        sendJson(res, 500, { error: { code: 500, message: String(error), status: 'INTERNAL' } });
-      }
-    });
+  const server = bodyServer(handle, (res, error) => {
+    sendJson(res, 500, { error: { code: 500, message: String(error), status: 'INTERNAL' } });
   });
   return listenFake(server, listen).then(({ url, close }) => ({ url, requests, bodies, close }));
 }

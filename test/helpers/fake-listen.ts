@@ -1,5 +1,8 @@
-/** How the loopback fakes of model APIs (Anthropic, OpenAI Responses, Gemini) listen and close. */
-import type { Server } from 'node:http';
+/**
+ * How the loopback fakes of model APIs (Anthropic, OpenAI Responses, Gemini, Chat Completions)
+ * take requests, listen and close.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** Where a fake listens: a Unix socket (relayed into a CLI's network namespace) or a loopback port. */
@@ -31,5 +34,26 @@ export function listenFake(
     };
     if ('socketPath' in listen) server.listen(listen.socketPath, ready);
     else server.listen(0, '127.0.0.1', ready);
+  });
+}
+
+/**
+ * A server that reads each request's whole body, then answers it with `handle`; when `handle`
+ * throws, `fail` answers (the API's own 500).
+ */
+export function bodyServer(
+  handle: (req: IncomingMessage, res: ServerResponse, raw: string) => void,
+  fail: (res: ServerResponse, error: unknown) => void,
+): Server {
+  return createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        handle(req, res, Buffer.concat(chunks).toString('utf8'));
+      } catch (error) {
+        fail(res, error);
+      }
+    });
   });
 }

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replayCapture } from '../helpers/capture-replay.ts';
 import { jsonRequest, jsonSpan } from '../helpers/otlp-bodies.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Answer } from '../../ui/src/api-types.ts';
@@ -74,15 +75,7 @@ describe.each(Object.entries(ORDERS))('cost of a real Claude Code session, sent 
 
   beforeAll(async () => {
     server = await startTestServer({ loops: false });
-    for (const file of order) {
-      const signal = file.includes('-logs') ? 'logs' : 'traces';
-      const response = await fetch(`${server.url}/v1/${signal}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: readFileSync(path.join(DIR, file)),
-      });
-      expect(response.status, `${file}: ${await response.clone().text()}`).toBe(200);
-    }
+    await replayCapture(server.url, DIR, order);
     // a library conversation: no producer cost
     const library = jsonRequest(
       [

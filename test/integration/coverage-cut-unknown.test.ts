@@ -5,9 +5,9 @@
  * warning. Data: a real Agent SDK 0.3.336 app's export of a cut `Write` call and a cut text
  * (test/fixtures/real/claude-agent-sdk-0.3.336/cut).
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replayCapture } from '../helpers/capture-replay.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const DIR = join(import.meta.dirname, '../fixtures/real/claude-agent-sdk-0.3.336/cut');
@@ -16,14 +16,7 @@ let server: TestServer;
 
 beforeAll(async () => {
   server = await startTestServer({ loops: false });
-  for (const file of readdirSync(DIR).sort()) {
-    const res = await fetch(`${server.url}/v1/${file.includes('-traces.') ? 'traces' : 'logs'}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: readFileSync(join(DIR, file), 'utf8'),
-    });
-    expect(res.status).toBe(200);
-  }
+  await replayCapture(server.url, DIR);
 });
 
 afterAll(async () => server?.close());

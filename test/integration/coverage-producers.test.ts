@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postOtlp, replayCapture } from '../helpers/capture-replay.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const REAL = fileURLToPath(new URL('../fixtures/real/', import.meta.url));
@@ -19,14 +20,7 @@ let server: TestServer;
 
 beforeAll(async () => {
   server = await startTestServer({ loops: false });
-  for (const f of FIXTURES) {
-    const res = await fetch(`${server.url}/v1/traces`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: readFileSync(REAL + f, 'utf8'),
-    });
-    expect(res.status).toBe(200);
-  }
+  for (const f of FIXTURES) await postOtlp(server.url, 'traces', readFileSync(REAL + f, 'utf8'));
 });
 
 afterAll(async () => {
@@ -69,14 +63,10 @@ describe('/api/coverage of a Claude Code workspace (real 2.1.332 export, spans o
   beforeAll(async () => {
     claude = await startTestServer({ loops: false });
     // The spans alone: a user who turned on traces but not logs (no tool_result events).
-    for (const file of ['002-traces.json', '003-traces.json']) {
-      const res = await fetch(`${claude.url}/v1/traces`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: readFileSync(`${REAL}claude-code-2.1.332/reread/${file}`, 'utf8'),
-      });
-      expect(res.status).toBe(200);
-    }
+    await replayCapture(claude.url, `${REAL}claude-code-2.1.332/reread`, [
+      '002-traces.json',
+      '003-traces.json',
+    ]);
   });
   afterAll(async () => claude?.close());
 
@@ -106,15 +96,12 @@ describe('/api/coverage of a Claude Code session set up as install does (real 2.
   beforeAll(async () => {
     claude = await startTestServer({ loops: false });
     // The exports in the order they arrived: logs (api_request, tool_result events) and spans.
-    for (const file of ['001-logs.json', '002-traces.json', '003-traces.json', '004-logs.json']) {
-      const signal = file.includes('-logs.') ? 'logs' : 'traces';
-      const res = await fetch(`${claude.url}/v1/${signal}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: readFileSync(`${REAL}claude-code-2.1.332/reread/${file}`, 'utf8'),
-      });
-      expect(res.status).toBe(200);
-    }
+    await replayCapture(claude.url, `${REAL}claude-code-2.1.332/reread`, [
+      '001-logs.json',
+      '002-traces.json',
+      '003-traces.json',
+      '004-logs.json',
+    ]);
   });
   afterAll(async () => claude?.close());
 

@@ -12,7 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionSpan } from '../../../src/cli/hook.ts';
+import { sessionSpan } from '../../../src/cli/hook-otlp.ts';
 import { normalizeCodexSession } from '../../../src/ingest/codex-sessions.ts';
 import { normalizeTranscript } from '../../../src/ingest/index.ts';
 import { IngestPipeline } from '../../../src/receiver/pipeline.ts';

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { sessionSpan } from '../../../src/cli/hook.ts';
+import { sessionSpan } from '../../../src/cli/hook-otlp.ts';
 import { msToNs } from '../../../src/ingest/attrs.ts';
 import { normalizeCodexSession } from '../../../src/ingest/codex-sessions.ts';
 import { normalizeSpans, normalizeTranscript } from '../../../src/ingest/index.ts';

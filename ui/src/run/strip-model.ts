@@ -3,6 +3,7 @@
  * call's share of its window, and where each call sits on the strip. Plain typed arrays, so a
  * 10,000-call run costs a few small allocations, not 10,000 objects.
  */
+import { wholePercent as percentOf } from '../../../src/model/usage-rules.ts';
 import { usageLevel } from '../format.ts';
 import type { Strip, StripFinding } from './types.ts';
 
@@ -78,10 +79,11 @@ export function levelOf(share: number, bands: Strip['bands']): ReturnType<typeof
 
 /**
  * A share as the findings and the status line write it: whole percent, rounded down (0.849 is
- * 84%, below an 85% band), so a number on the strip reads as the finding beside it.
+ * 84%, below an 85% band), by their one rule (src/model/usage-rules.ts), so a number on the strip
+ * reads as the finding beside it.
  */
 export function wholePercent(share: number): string {
-  return Number.isFinite(share) ? `${Math.floor(share * 100 + 1e-9)}%` : '–';
+  return Number.isFinite(share) ? `${percentOf(share)}%` : '–';
 }
 
 /** Call numbers as the page writes them: `call #4`, `calls #2–#4`, `calls #2, #5`. */
