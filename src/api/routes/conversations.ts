@@ -3,7 +3,6 @@
  * requests refused for their token lately: src/reading/refusals.ts).
  */
 import { z } from 'zod';
-import { DETECTOR_IDS } from '../../model/findings.ts';
 import {
   conversationSchema,
   conversationSummarySchema,
