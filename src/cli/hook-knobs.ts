@@ -7,7 +7,7 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Env, HookLog } from './hook-log.ts';
-import { SERVER_TIMEOUT_MS, serverUrl } from './hook-otlp.ts';
+import { serverTimeoutMs, serverUrl } from './hook-otlp.ts';
 import { knobsPath, obj, str } from './statusline.ts';
 import { tokenOf } from './token-file.ts';
 
@@ -26,7 +26,7 @@ async function saveKnobs(env: Env, log: HookLog): Promise<void> {
   try {
     const response = await fetch(url, {
       headers: token ? { authorization: `Bearer ${token}` } : {},
-      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
+      signal: AbortSignal.timeout(serverTimeoutMs(env)),
     });
     if (!response.ok) {
       log(`error=knobs not fetched: ${url} answered ${response.status}`);

@@ -12,9 +12,9 @@
  *   `gen_ai.operation.name=compaction`, `session.id` (the conversation), trigger, tokens before
  *   and after, the summary's size, and its text only when ROTSCOPE_CAPTURE_CONTENT=1. Both hooks
  *   derive the same span id from the compaction, so the server stores it once. A server that is
- *   down costs at most 1 s: the span then waits in `unsent/` beside the log and goes with the
- *   next hook run that reaches the server (oldest first, at most a week old), never dropped
- *   silently. PreCompact's `pending/` notes are removed once they are a day old.
+ *   down costs at most 1 s (ROTSCOPE_HOOK_TIMEOUT_MS sets another bound): the span then waits in
+ *   `unsent/` beside the log and goes with the next hook run that reaches the server (oldest
+ *   first, at most a week old), never dropped silently. PreCompact's `pending/` notes are removed once they are a day old.
  * - With a server configured, `SessionStart` of any other source (startup, resume, clear) sends one
  *   `rotscope.session` span: `session.id` and the working directory (`process.working_directory`
  *   on its resource, as on the compaction span), so the console shows where the conversation runs.

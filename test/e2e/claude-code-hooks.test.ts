@@ -162,6 +162,8 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
       const env = {
         ROTSCOPE_COMPACTION_LOG: freshLog('server'),
         ROTSCOPE_URL: server.url,
+        // the server beside the test answers in ms; a loaded CI machine can take over the 1 s
+        ROTSCOPE_HOOK_TIMEOUT_MS: '15000',
         ROTSCOPE_KNOBS_FILE: path.join(dir, 'server', 'knobs.json'),
         TMUX: '',
       };
@@ -212,6 +214,8 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
       const env = {
         ROTSCOPE_COMPACTION_LOG: freshLog('knobs'),
         ROTSCOPE_URL: server.url,
+        // the server beside the test answers in ms; a loaded CI machine can take over the 1 s
+        ROTSCOPE_HOOK_TIMEOUT_MS: '15000',
         ROTSCOPE_KNOBS_FILE: knobs,
         TMUX: '',
       };
@@ -364,7 +368,12 @@ describe('rotscope hook (the program)', { timeout: 240_000 }, () => {
       // the next hook run, of another event, reaches the server: the missed span goes first
       const next = await runCli(['hook'], {
         stdin: hookInput('PreCompact', { session_id: 'another-session', trigger: 'manual' }),
-        env: { ROTSCOPE_COMPACTION_LOG: log, ROTSCOPE_URL: server.url, TMUX: '' },
+        env: {
+          ROTSCOPE_COMPACTION_LOG: log,
+          ROTSCOPE_URL: server.url,
+          ROTSCOPE_HOOK_TIMEOUT_MS: '15000',
+          TMUX: '',
+        },
       });
       expect(next.code).toBe(0);
       expect(readdirSync(unsent)).toEqual([]);
