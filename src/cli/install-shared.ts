@@ -93,6 +93,20 @@ type FlagValues<F extends Flags> = {
 };
 
 /**
+ * The flags of an installer that writes its settings at user or project scope (the OpenCode
+ * and the settings-telemetry installers), in the order the did-you-mean hint reads them.
+ */
+export const SCOPED_INSTALL_FLAGS = {
+  user: { type: 'boolean' },
+  project: { type: 'boolean' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  uninstall: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  'keep-exporter': { type: 'boolean' },
+} satisfies Flags;
+
+/**
  * The flags of `<agent> install ...`: `install` the one positional, and not both `--user` and
  * `--project` (for the commands that have them). Null when the usage is wrong: the reason and
  * `usage` are on stderr (exit 2).

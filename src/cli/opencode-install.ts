@@ -36,6 +36,7 @@ import {
   readText,
   same,
   serverAndToken,
+  SCOPED_INSTALL_FLAGS,
 } from './install-shared.ts';
 
 export const OPENCODE_USAGE =
@@ -94,15 +95,7 @@ export function openCodeProfileLines(url: string, token: string | null, reveal =
 
 /** The `opencode` command. Exit 0 done, 1 opencode.json unreadable, 2 bad usage. */
 export async function openCodeCommand(argv: string[], io: Io, env: Env): Promise<number> {
-  const values = installFlags(argv, io, OPENCODE_USAGE, {
-    user: { type: 'boolean' },
-    project: { type: 'boolean' },
-    url: { type: 'string' },
-    token: { type: 'string' },
-    uninstall: { type: 'boolean' },
-    'dry-run': { type: 'boolean' },
-    'keep-exporter': { type: 'boolean' },
-  });
+  const values = installFlags(argv, io, OPENCODE_USAGE, SCOPED_INSTALL_FLAGS);
   if (values === null) return 2;
   const server = serverAndToken(values, env, io, { noCommas: true });
   if (server === null) return 2;

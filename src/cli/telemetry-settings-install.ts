@@ -32,6 +32,7 @@ import {
   readText,
   same,
   serverAndToken,
+  SCOPED_INSTALL_FLAGS,
 } from './install-shared.ts';
 
 /** One agent of this kind, declared by its installer module. */
@@ -124,15 +125,7 @@ export async function telemetrySettingsCommand(
   env: Env,
 ): Promise<number> {
   const MANAGED = agent.managed;
-  const values = installFlags(argv, io, agent.usage, {
-    user: { type: 'boolean' },
-    project: { type: 'boolean' },
-    url: { type: 'string' },
-    token: { type: 'string' },
-    uninstall: { type: 'boolean' },
-    'dry-run': { type: 'boolean' },
-    'keep-exporter': { type: 'boolean' },
-  });
+  const values = installFlags(argv, io, agent.usage, SCOPED_INSTALL_FLAGS);
   if (values === null) return 2;
   const server = serverAndToken(values, env, io);
   if (server === null) return 2;
