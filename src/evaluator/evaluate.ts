@@ -19,14 +19,12 @@ import {
   type PendingSave,
 } from '../store/conversations.ts';
 import type { Db } from '../store/db.ts';
-import { enqueueDeliveries } from '../store/deliveries.ts';
-import { matchingMute } from '../store/mutes.ts';
-import { upsertFinding } from '../store/findings.ts';
 import { pageOfPrefetched, type PrefetchedPage, type TimelinePosition } from '../store/timeline.ts';
 import type { UnjudgedCalls } from '../store/window-notices.ts';
 import { feedPage, replayPages } from './replay.ts';
 import { initialState, readState, type EvaluatorState } from './state.ts';
 import { applyWindowOverrides } from './window-overrides.ts';
+import { writeFindings, type PendingFindings } from './write-findings.ts';
 
 /** Tuning of one evaluation; the defaults suit every deployment so far. */
 export interface EvaluateOptions {
@@ -57,6 +55,12 @@ export interface EvaluateOptions {
    * in the same transaction). Absent: stored before the evaluation returns.
    */
   saveLater?: (save: PendingSave) => void;
+  /**
+   * Writes the findings later, with the batch's others (`writeFindings`, in the same
+   * transaction, before the saves); the result's finding counters are filled in then. Absent:
+   * written before the evaluation returns.
+   */
+  findingsLater?: (pending: PendingFindings) => void;
 }
 
 /** What one evaluation did. */
@@ -270,7 +274,7 @@ export async function evaluateConversation(
       : [],
   };
   if (settings.enabled) {
-    // A fixed order of row locks: evaluators writing the same anchors cannot deadlock.
+    // A fixed order of row locks (`upsertFindings` sorts a batch's the same way).
     const ordered = findings
       .values()
       .sort((a, b) => compareText(a.detector, b.detector) || compareText(a.anchor, b.anchor));
@@ -278,37 +282,21 @@ export async function evaluateConversation(
       history && claimed.historyBeforeNs !== null
         ? await historyTimes(db, claimed.workspaceId, ordered, history, claimed.historyBeforeNs)
         : new Map<FindingDraft, Date>();
-    for (const draft of ordered) {
+    const lateDrafts = new Set(ordered.filter((draft) => late.has(keyOf(draft))));
+    const pending: PendingFindings = {
+      claimed,
+      result,
       // a finding from imported history carries its call's time and is not pushed as new
-      const fromHistory = historyAt.get(draft);
-      const upserted = await upsertFinding(db, claimed.workspaceId, draft, {
-        ...(fromHistory ? { createdAt: fromHistory } : {}),
-        ...(late.has(keyOf(draft)) ? { late: true } : {}),
-      });
-      if (upserted.outcome === 'updated') result.findingsUpdated += 1;
-      if (upserted.outcome !== 'created' && upserted.outcome !== 'escalated') continue;
-      if (upserted.outcome === 'created') result.findingsCreated += 1;
-      else result.findingsEscalated += 1;
-      if (upserted.outcome === 'created' && late.has(keyOf(draft))) result.findingsLate += 1;
-      result.findingEvents.push({
-        detector: draft.detector,
-        severity: upserted.severity,
-        event: upserted.outcome,
-      });
-      if (fromHistory) {
-        result.findingsFromHistory += 1;
-        continue;
-      }
-      // a mute that matches it: stored and listed, its deliveries written `muted`, never sent
-      const muteId = await matchingMute(db, claimed.workspaceId, draft);
-      result.deliveriesQueued += await enqueueDeliveries(db, {
-        workspaceId: claimed.workspaceId,
-        findingId: upserted.id,
-        severity: upserted.severity,
-        event: upserted.outcome,
-        muteId,
-      });
-    }
+      upserts: ordered.map((draft) => ({
+        draft,
+        createdAt: historyAt.get(draft),
+        late: lateDrafts.has(draft),
+      })),
+      fromHistory: new Set(historyAt.keys()),
+      late: lateDrafts,
+    };
+    if (options.findingsLater) options.findingsLater(pending);
+    else await writeFindings(db, [pending]);
   }
   await saveCheckpoints(db, key, checkpoints);
   const save = { position, state, settled, unjudged: result.unjudged };

@@ -34,6 +34,7 @@ import {
   type EvaluateOptions,
   type EvaluationResult,
 } from './evaluate.ts';
+import { writeFindings, type PendingFindings } from './write-findings.ts';
 
 /** The logging the evaluator needs (pino and fastify loggers fit). */
 export interface EvaluatorLog {
@@ -112,6 +113,49 @@ export function failureBackoffMs(failures: number, random: () => number = Math.r
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
+/**
+ * Writes a batch's findings together; when that fails for a reason of the data (not the
+ * database, not a lost race), writes them again conversation by conversation in the same
+ * transaction, so the failure is laid at the conversation whose findings cause it (`blame`
+ * names it before each write) and the others are not held back with it.
+ */
+async function writeBatchFindings(
+  trx: Parameters<typeof writeFindings>[0],
+  found: readonly PendingFindings[],
+  blame: (conversation: ClaimedConversation) => void,
+): Promise<void> {
+  if (found.every((pending) => pending.upserts.length === 0)) return;
+  if (found.length === 1) {
+    blame(found[0]!.claimed);
+    return writeFindings(trx, found);
+  }
+  await sql`SAVEPOINT batch_findings`.execute(trx);
+  try {
+    await writeFindings(trx, found);
+    await sql`RELEASE SAVEPOINT batch_findings`.execute(trx);
+    return;
+  } catch (error) {
+    if (isDatabaseUnavailable(error) || isRetryableConflict(error)) throw error;
+    await sql`ROLLBACK TO SAVEPOINT batch_findings`.execute(trx);
+  }
+  for (const pending of found) {
+    resetFindingCounts(pending.result);
+    blame(pending.claimed);
+    await writeFindings(trx, [pending]);
+  }
+}
+
+/** Clears what a rolled-back write of findings had counted on an evaluation. */
+function resetFindingCounts(result: EvaluationResult): void {
+  result.findingsCreated = 0;
+  result.findingsEscalated = 0;
+  result.findingsUpdated = 0;
+  result.findingsLate = 0;
+  result.findingsFromHistory = 0;
+  result.deliveriesQueued = 0;
+  result.findingEvents = [];
+}
+
 /** Starts the evaluator loop; `stop()` ends it. */
 export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const { store, config, log } = options;
@@ -175,6 +219,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           pageSize,
         );
         const saves: PendingSave[] = [];
+        const found: PendingFindings[] = [];
         const done: EvaluationResult[] = [];
         let callsLeft = maxCallsPerTransaction;
         for (const [i, conversation] of claimed.entries()) {
@@ -186,10 +231,13 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
             alertSettings,
             prefetched: prefetched[i]!,
             saveLater: (save) => saves.push(save),
+            findingsLater: (pending) => found.push(pending),
           });
           callsLeft -= result.calls;
           done.push(result);
         }
+        current = undefined;
+        await writeBatchFindings(trx, found, (conversation) => (current = conversation));
         current = undefined;
         await saveEvaluations(trx, saves);
         // Claimed conversations left for another transaction (not reached, or not finished).

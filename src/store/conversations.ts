@@ -40,6 +40,8 @@ export interface ClaimedConversation {
    * or before it was found by judging that call again: it is late.
    */
   judgedNs?: string | null;
+  /** The project the conversation runs in (the latest reported), null when none: mutes match on it. */
+  project: string | null;
 }
 
 /** What one ingest transaction adds to a conversation. */
@@ -278,6 +280,7 @@ const CLAIMED_COLUMNS = [
   'state',
   'eval_failures',
   'history_before_ns',
+  'project',
   sql<string>`last_ingest_at::text`.as('last_ingest_text'),
   sql<string | null>`GREATEST(judged_ns, evaluated_ns)`.as('judged_to_ns'),
 ] as const;
@@ -355,6 +358,7 @@ function toClaimed(row: {
   state: unknown;
   eval_failures: number;
   history_before_ns: string | null;
+  project: string | null;
   last_ingest_text: string;
   judged_to_ns: string | null;
 }): ClaimedConversation {
@@ -371,6 +375,7 @@ function toClaimed(row: {
     failures: row.eval_failures,
     historyBeforeNs: row.history_before_ns === null ? null : String(row.history_before_ns),
     judgedNs: row.judged_to_ns === null ? null : String(row.judged_to_ns),
+    project: row.project,
   };
 }
 

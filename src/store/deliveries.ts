@@ -22,9 +22,6 @@ export type DeliveryEvent = 'created' | 'escalated';
 /** `muted`: held back by a mute (src/store/mutes.ts) when queued; never claimed, never sent. */
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead' | 'muted';
 
-const severityRankSql = (column: string) =>
-  sql<number>`CASE ${sql.ref(column)} WHEN 'info' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END`;
-
 const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
 /**
@@ -43,28 +40,69 @@ export async function enqueueDeliveries(
     muteId?: string | null | undefined;
   },
 ): Promise<number> {
+  const { workspaceId, ...row } = event;
+  const [queued] = await enqueueDeliveryEvents(db, workspaceId, [row]);
+  return queued ?? 0;
+}
+
+/** One finding event of {@link enqueueDeliveryEvents}. */
+export interface DeliveryEventRow {
+  findingId: string;
+  severity: Severity;
+  event: DeliveryEvent;
+  muteId?: string | null | undefined;
+}
+
+/**
+ * {@link enqueueDeliveries} for many finding events of one workspace: the channels read once,
+ * the rows inserted in one statement. Returns the rows queued per event, in order.
+ */
+export async function enqueueDeliveryEvents(
+  db: Db,
+  workspaceId: string,
+  events: readonly DeliveryEventRow[],
+): Promise<number[]> {
+  const queued = events.map(() => 0);
+  if (events.length === 0) return queued;
   const channels = await db
     .selectFrom('alert_channels')
-    .select('channel_id')
-    .where('workspace_id', '=', event.workspaceId)
-    .where(severityRankSql('min_severity'), '<=', SEVERITY_RANK[event.severity])
+    .select(['channel_id', 'min_severity'])
+    .where('workspace_id', '=', workspaceId)
     .execute();
-  if (channels.length === 0) return 0;
-  const result = await db
-    .insertInto('deliveries')
-    .values(
-      channels.map((channel) => ({
+  const rows = events.flatMap((event) =>
+    channels
+      .filter(
+        (channel) =>
+          (SEVERITY_RANK[channel.min_severity as Severity] ?? SEVERITY_RANK.critical) <=
+          SEVERITY_RANK[event.severity],
+      )
+      .map((channel) => ({
         id: `msg_${randomUUID().replaceAll('-', '')}`,
-        workspace_id: event.workspaceId,
+        workspace_id: workspaceId,
         finding_id: event.findingId,
         channel_id: channel.channel_id,
         event: event.event,
         ...(event.muteId ? { status: 'muted' as const, mute_id: event.muteId } : {}),
       })),
-    )
+  );
+  if (rows.length === 0) return queued;
+  const inserted = await db
+    .insertInto('deliveries')
+    .values(rows)
     .onConflict((oc) => oc.columns(['finding_id', 'channel_id', 'event']).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0);
+    .returning(['finding_id', 'event'])
+    .execute();
+  const count = new Map<string, number>();
+  for (const row of inserted) {
+    const key = `${String(row.finding_id)}\u0000${row.event}`;
+    count.set(key, (count.get(key) ?? 0) + 1);
+  }
+  return events.map((event) => {
+    const key = `${event.findingId}\u0000${event.event}`;
+    const n = count.get(key) ?? 0;
+    count.delete(key); // an event listed twice is queued once
+    return n;
+  });
 }
 
 /** A delivery the notifier has claimed. */

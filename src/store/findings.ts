@@ -153,13 +153,15 @@ export async function upsertFinding(
   }
 }
 
-async function updateExisting(
-  db: Db,
+/**
+ * What upserting `draft` over the stored `existing` changes: null when nothing (an update
+ * that changes nothing is skipped), else the severity to store (never lowered) and the outcome.
+ */
+function findingChange(
   existing: Selectable<FindingsTable>,
   draft: FindingDraft,
-): Promise<UpsertResult> {
+): { severity: Severity; outcome: 'escalated' | 'updated' } | null {
   const severity = maxSeverity(existing.severity, draft.severity);
-  const id = String(existing.id);
   const same =
     severity === existing.severity &&
     draft.kind === existing.kind &&
@@ -168,11 +170,23 @@ async function updateExisting(
     draft.traceId === existing.trace_id &&
     draft.spanId === existing.span_id &&
     canonicalJson(draft.details) === canonicalJson(existing.details);
-  if (same) return { id, outcome: 'unchanged', severity };
+  if (same) return null;
+  const escalated = severity === 'critical' && existing.severity !== 'critical';
+  return { severity, outcome: escalated ? 'escalated' : 'updated' };
+}
+
+async function updateExisting(
+  db: Db,
+  existing: Selectable<FindingsTable>,
+  draft: FindingDraft,
+): Promise<UpsertResult> {
+  const id = String(existing.id);
+  const change = findingChange(existing, draft);
+  if (!change) return { id, outcome: 'unchanged', severity: existing.severity };
   await db
     .updateTable('findings')
     .set({
-      severity,
+      severity: change.severity,
       kind: draft.kind,
       trace_id: draft.traceId,
       span_id: draft.spanId,
@@ -183,8 +197,7 @@ async function updateExisting(
     })
     .where('id', '=', id)
     .execute();
-  const escalated = severity === 'critical' && existing.severity !== 'critical';
-  return { id, outcome: escalated ? 'escalated' : 'updated', severity };
+  return { id, ...change };
 }
 
 /** Filters of a findings listing; all optional, combined with AND. */
@@ -336,4 +349,133 @@ export async function unacknowledgeFinding(
     .executeTakeFirst();
   if (Number(updated.numUpdatedRows) === 0) return undefined;
   return getFinding(db, workspaceId, id);
+}
+
+/** One draft to upsert with {@link upsertFindings}, with the options of {@link upsertFinding}. */
+export interface FindingUpsert {
+  draft: FindingDraft;
+  createdAt?: Date | undefined;
+  late?: boolean | undefined;
+}
+
+const anchorKey = (draft: { detector: string; anchor: string }) =>
+  `${draft.detector}\u0000${draft.anchor}`;
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * {@link upsertFinding} for many drafts of one workspace at once (an evaluator's batch), with
+ * the same outcomes, in at most three statements whatever their number: the stored rows read
+ * and locked together in `(detector, anchor)` order (the one lock order of every evaluator, so
+ * batches cannot deadlock), the new ones inserted together, the changed ones updated together.
+ * A draft another transaction inserted meanwhile, or a second draft of the same anchor, goes
+ * through {@link upsertFinding} after the rest. Results are in the order of `upserts`.
+ */
+export async function upsertFindings(
+  db: Db,
+  workspaceId: string,
+  upserts: readonly FindingUpsert[],
+): Promise<UpsertResult[]> {
+  const results: Array<UpsertResult | undefined> = new Array(upserts.length);
+  if (upserts.length === 0) return [];
+  const order = upserts
+    .map((_, i) => i)
+    .sort(
+      (a, b) =>
+        compareText(upserts[a]!.draft.detector, upserts[b]!.draft.detector) ||
+        compareText(upserts[a]!.draft.anchor, upserts[b]!.draft.anchor) ||
+        a - b,
+    );
+  const first = new Map<string, number>();
+  const later: number[] = [];
+  for (const i of order) {
+    const key = anchorKey(upserts[i]!.draft);
+    if (first.has(key)) later.push(i);
+    else first.set(key, i);
+  }
+  const batch = [...first.values()];
+  const detectors = batch.map((i) => upserts[i]!.draft.detector);
+  const anchors = batch.map((i) => upserts[i]!.draft.anchor);
+  const existingRows = await sql<Selectable<FindingsTable>>`
+    SELECT f.* FROM findings f
+     WHERE f.workspace_id = ${workspaceId}
+       AND (f.detector, f.anchor) IN (SELECT * FROM unnest(${detectors}::text[], ${anchors}::text[]))
+     ORDER BY f.detector, f.anchor FOR UPDATE`.execute(db);
+  const existing = new Map(existingRows.rows.map((row) => [anchorKey(row), row]));
+
+  const inserts: number[] = [];
+  const updates: Array<{ i: number; id: string; severity: Severity }> = [];
+  for (const i of batch) {
+    const { draft } = upserts[i]!;
+    const row = existing.get(anchorKey(draft));
+    if (!row) {
+      inserts.push(i);
+      continue;
+    }
+    const id = String(row.id);
+    const change = findingChange(row, draft);
+    results[i] = change ? { id, ...change } : { id, outcome: 'unchanged', severity: row.severity };
+    if (change) updates.push({ i, id, severity: change.severity });
+  }
+
+  if (inserts.length > 0) {
+    const inserted = await db
+      .insertInto('findings')
+      .values(
+        inserts.map((i) => {
+          const { draft, createdAt, late } = upserts[i]!;
+          return {
+            workspace_id: workspaceId,
+            detector: draft.detector,
+            anchor: draft.anchor,
+            severity: draft.severity,
+            kind: draft.kind,
+            conversation_id: draft.conversationId,
+            stream_key: draft.streamKey,
+            run_id: draft.runId,
+            trace_id: draft.traceId,
+            span_id: draft.spanId,
+            model: draft.model,
+            summary: draft.summary,
+            details: JSON.stringify(draft.details),
+            created_at: createdAt ?? sql<Date>`now()`,
+            late: late ?? false,
+          };
+        }),
+      )
+      .onConflict((oc) => oc.columns(['workspace_id', 'detector', 'anchor']).doNothing())
+      .returning(['id', 'detector', 'anchor'])
+      .execute();
+    const insertedIds = new Map(inserted.map((row) => [anchorKey(row), String(row.id)]));
+    for (const i of inserts) {
+      const { draft } = upserts[i]!;
+      const id = insertedIds.get(anchorKey(draft));
+      // inserted by another transaction since the read: updated after the rest
+      if (id === undefined) later.push(i);
+      else results[i] = { id, outcome: 'created', severity: draft.severity };
+    }
+  }
+
+  if (updates.length > 0) {
+    const column = <T>(pick: (u: (typeof updates)[number], draft: FindingDraft) => T) =>
+      updates.map((u) => pick(u, upserts[u.i]!.draft));
+    await sql`
+      UPDATE findings f SET severity = v.severity, kind = v.kind, trace_id = v.trace_id,
+        span_id = v.span_id, model = v.model, summary = v.summary, details = v.details::jsonb,
+        updated_at = now()
+      FROM unnest(${column((u) => u.id)}::int8[], ${column((u) => u.severity)}::text[],
+        ${column((_, d) => d.kind)}::text[], ${column((_, d) => d.traceId)}::text[],
+        ${column((_, d) => d.spanId)}::text[], ${column((_, d) => d.model)}::text[],
+        ${column((_, d) => d.summary)}::text[], ${column((_, d) => JSON.stringify(d.details))}::text[])
+        AS v(id, severity, kind, trace_id, span_id, model, summary, details)
+      WHERE f.id = v.id`.execute(db);
+  }
+
+  for (const i of later.sort((a, b) => order.indexOf(a) - order.indexOf(b))) {
+    const { draft, createdAt, late } = upserts[i]!;
+    results[i] = await upsertFinding(db, workspaceId, draft, {
+      ...(createdAt ? { createdAt } : {}),
+      ...(late ? { late: true } : {}),
+    });
+  }
+  return results.map((result) => result!);
 }

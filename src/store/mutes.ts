@@ -107,36 +107,41 @@ export async function deleteMute(db: Db, workspaceId: string, id: string): Promi
   return Number(result.numDeletedRows) > 0;
 }
 
-/**
- * The id of a mute holding now that matches a finding of `detector` and `model` in the
- * conversation `conversationId` (its project read from the conversation), or null. The oldest
- * such mute when several match, so the one named stays the same.
- */
-export async function matchingMute(
-  db: Db,
-  workspaceId: string,
-  finding: { detector: string; model: string | null; conversationId: string },
-): Promise<string | null> {
-  const project = db
-    .selectFrom('conversations')
-    .select('project')
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', finding.conversationId);
-  const row = await db
+/** What a mute matches on, for {@link muteMatching}. */
+export type MuteRule = Pick<Mute, 'id' | 'detector' | 'project' | 'model'>;
+
+/** The mutes of a workspace that hold now, lowest id first (one read for a batch of findings). */
+export async function activeMutes(db: Db, workspaceId: string): Promise<MuteRule[]> {
+  const rows = await db
     .selectFrom('mutes')
-    .select('id')
+    .select(['id', 'detector', 'project', 'model'])
     .where('workspace_id', '=', workspaceId)
     .where(activeSql)
-    .where((eb) => eb.or([eb('detector', 'is', null), eb('detector', '=', finding.detector)]))
-    .where((eb) =>
-      eb.or([
-        eb('model', 'is', null),
-        finding.model === null ? sql<boolean>`false` : eb('model', '=', finding.model),
-      ]),
-    )
-    .where((eb) => eb.or([eb('project', 'is', null), eb('project', '=', project)]))
     .orderBy('id', 'asc')
-    .limit(1)
-    .executeTakeFirst();
-  return row ? String(row.id) : null;
+    .execute();
+  return rows.map((row) => ({
+    id: String(row.id),
+    detector: row.detector as DetectorId | null,
+    project: row.project,
+    model: row.model,
+  }));
+}
+
+/**
+ * The first of `mutes` (lowest id first) that matches a finding whose conversation runs in
+ * `project`: the one matching rule of mutes. A null project or model matches only
+ * mutes that do not set it.
+ */
+export function muteMatching(
+  mutes: readonly MuteRule[],
+  finding: { detector: string; model: string | null },
+  project: string | null,
+): string | null {
+  const mute = mutes.find(
+    (m) =>
+      (m.detector === null || m.detector === finding.detector) &&
+      (m.model === null || (finding.model !== null && m.model === finding.model)) &&
+      (m.project === null || (project !== null && m.project === project)),
+  );
+  return mute ? mute.id : null;
 }

@@ -42,8 +42,53 @@ export interface TimelinePage {
   last: TimelinePosition | null;
 }
 
+/**
+ * The `llm_calls` columns a call's model is read from ({@link toLlmCall}): every column but
+ * the captured messages (`input_messages`, kilobytes a call when content is captured), which
+ * only What was lost reads. The evaluator's pages read these.
+ */
+export const CALL_COLUMNS = [
+  'workspace_id',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'conversation_id',
+  'conversation_synthetic',
+  'agent_id',
+  'stream_key',
+  'run_id',
+  'side_call',
+  'request_id',
+  'start_ns',
+  'end_ns',
+  'producer',
+  'provider',
+  'request_model',
+  'response_model',
+  'input_tokens_raw',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  'context_tokens',
+  'usage_rule',
+  'context_window',
+  'window_source',
+  'agent_version',
+  'finish_reason_raw',
+  'finish_class',
+  'output_tool_call',
+  'output_tool_name',
+  'max_output_tokens',
+  'parts',
+  'compacted',
+  'cost_usd',
+] as const satisfies ReadonlyArray<keyof LlmCallsTable>;
+
+/** An `llm_calls` row as {@link CALL_COLUMNS} reads it. */
+export type CallRow = Pick<Selectable<LlmCallsTable>, (typeof CALL_COLUMNS)[number]>;
+
 /** Maps an `llm_calls` row to the model. */
-export function toLlmCall(row: Selectable<LlmCallsTable>): LlmCall {
+export function toLlmCall(row: CallRow): LlmCall {
   return {
     workspaceId: row.workspace_id,
     traceId: row.trace_id,
@@ -182,7 +227,7 @@ export async function loadTimelinePage(
 ): Promise<TimelinePage> {
   let callsQuery = db
     .selectFrom('llm_calls')
-    .selectAll()
+    .select(CALL_COLUMNS)
     .where('workspace_id', '=', key.workspaceId)
     .where('conversation_id', '=', key.conversationId);
   if (after) {
@@ -254,10 +299,10 @@ export async function prefetchTimelinePages(
   const afterSpans = wanted.map((w) => w.after?.spanId ?? '');
   const wantedRows = sql`unnest(${workspaces}::text[], ${conversations}::text[], ${afterNs}::int8[],
     ${afterSpans}::text[]) WITH ORDINALITY AS w(workspace_id, conversation_id, after_ns, after_span, n)`;
-  const callRows = await sql<Selectable<LlmCallsTable> & { wanted_n: string }>`
+  const callRows = await sql<CallRow & { wanted_n: string }>`
     SELECT w.n AS wanted_n, c.* FROM ${wantedRows}
     CROSS JOIN LATERAL (
-      SELECT * FROM llm_calls l
+      SELECT ${sql.join(CALL_COLUMNS.map((column) => sql.ref(`l.${column}`)))} FROM llm_calls l
        WHERE l.workspace_id = w.workspace_id AND l.conversation_id = w.conversation_id
          AND (l.start_ns, l.span_id) > (w.after_ns, w.after_span)
        ORDER BY l.start_ns, l.span_id

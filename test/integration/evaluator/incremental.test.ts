@@ -270,6 +270,51 @@ describe('incremental evaluation', () => {
     expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('h', 2)} warning`]);
   });
 
+  it('lays a batch write of findings the database refuses at the conversation that caused it', async () => {
+    // three conversations settle in one batch; one's finding carries a NUL the database refuses
+    await ingest(store.db, [call('na', 1, tokens(10_000)), call('na', 2, tokens(1_000))]);
+    await ingest(store.db, [call('nbad', 1, tokens(10_000)), call('nbad', 2, tokens(1_000))]);
+    await ingest(store.db, [call('nc', 1, tokens(10_000)), call('nc', 2, tokens(1_000))]);
+    const unstorable: Detector<{ prev: number | null }> = {
+      ...dropDetector,
+      step(state, item, context) {
+        const out = dropDetector.step(state, item, context);
+        if (item.type !== 'call' || item.call.conversationId !== 'nbad') return out;
+        return {
+          ...out,
+          findings: out.findings.map((f) => ({ ...f, summary: `${f.summary}\u0000` })),
+        };
+      },
+    };
+    const errors: unknown[] = [];
+    const results: EvaluationResult[] = [];
+    const evaluator = testEvaluator(store, {
+      detectors: [unstorable as Detector],
+      log: { info() {}, warn() {}, error: (obj) => errors.push(obj) },
+      onEvaluated: (r) => results.push(r),
+    });
+    await evaluator.runOnce();
+    await evaluator.stop();
+    expect(errors).toHaveLength(1);
+    const bad = await store.db
+      .selectFrom('conversations')
+      .select(['dirty', 'eval_failures'])
+      .where('id', '=', 'nbad')
+      .executeTakeFirstOrThrow();
+    expect(bad).toEqual({ dirty: true, eval_failures: 1 });
+    expect(await findingKeys(store.db)).toEqual([
+      `history_lost ${anchor('na', 2)} warning`,
+      `history_lost ${anchor('nc', 2)} warning`,
+    ]);
+    // each finding counted once, on its own conversation, though the first batch write rolled back
+    expect(
+      results.map((r) => [r.conversationId, r.findingsCreated, r.findingEvents.length]).sort(),
+    ).toEqual([
+      ['na', 1, 1],
+      ['nc', 1, 1],
+    ]);
+  });
+
   it('replays from the beginning after a failure, not trusting the stored state', async () => {
     const strict: Detector<{ prev: number | null }> = {
       ...dropDetector,
