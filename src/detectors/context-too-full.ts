@@ -159,13 +159,25 @@ function judged(
   window: { window: number; source: WindowSource | null },
 ): UsageSnapshot {
   const usage = base.usageTokens / window.window;
-  return {
-    ...base,
-    window: window.window,
-    usage,
-    percent: percentOf(usage),
-    windowSource: window.source,
-  };
+  // Written out rather than `{ ...base, window, ... }`: a spread whose later keys are already in
+  // `base` (a snapshot judged again) takes V8's slow path, which made this a third of the
+  // detectors' time (issue 39). The keys keep the spread's order.
+  const { traceId, spanId, model, usageTokens, topTool } = base;
+  const percent = percentOf(usage);
+  const windowSource = window.source;
+  return topTool === undefined
+    ? { traceId, spanId, model, usageTokens, window: window.window, usage, percent, windowSource }
+    : {
+        traceId,
+        spanId,
+        model,
+        usageTokens,
+        topTool,
+        window: window.window,
+        usage,
+        percent,
+        windowSource,
+      };
 }
 
 /** The tool whose results take the largest share of the call's input, if any. */

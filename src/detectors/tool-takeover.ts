@@ -63,13 +63,14 @@ interface Episode {
 function grown(episode: Episode, call: EpisodeCall): Episode {
   const peak = peakOf(episode);
   const most = mostTokensOf(episode);
-  return {
-    ...episode,
-    count: countOf(episode) + 1,
-    peak: call.share > peak.share ? call : peak,
-    mostTokens: call.tokens === null ? most : Math.max(most ?? 0, call.tokens),
-    last: call,
-  };
+  // A copy, then stores: `{ ...episode, count, … }` with keys `episode` already has takes
+  // V8's slow path (issue 39). The same keys in the same order.
+  const next = { ...episode };
+  next.count = countOf(episode) + 1;
+  next.peak = call.share > peak.share ? call : peak;
+  next.mostTokens = call.tokens === null ? most : Math.max(most ?? 0, call.tokens);
+  next.last = call;
+  return next;
 }
 const countOf = (e: Episode) => e.count ?? e.calls.length;
 function peakOf(e: Episode): EpisodeCall {
@@ -169,12 +170,14 @@ function stepCall(state: Readonly<ToolTakeoverState>, call: LlmCall, context: De
     const entry = entryOf(share);
     if (episode.fired) {
       // the episode goes on: its finding follows (same anchor, same severity)
-      const next = { ...grown(episode, entry), laterPeak: Math.max(episode.laterPeak ?? 0, share) };
+      const next = grown(episode, entry);
+      next.laterPeak = Math.max(episode.laterPeak ?? 0, share);
       findings.push(toFinding(call, next, context));
       episodes.push(next);
       continue;
     }
-    const next: Episode = { ...grown(episode, entry), calls: [...episode.calls, entry] };
+    const next = grown(episode, entry);
+    next.calls = [...episode.calls, entry];
     if (next.calls.length - 1 >= toolPersistCalls) {
       next.fired = true;
       findings.push(toFinding(call, next, context));
