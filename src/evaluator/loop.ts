@@ -34,6 +34,7 @@ import {
   type EvaluateOptions,
   type EvaluationResult,
 } from './evaluate.ts';
+import { StateCopies } from './state-copies.ts';
 import { writeFindings, type PendingFindings } from './write-findings.ts';
 
 /** The logging the evaluator needs (pino and fastify loggers fit). */
@@ -85,6 +86,12 @@ export interface EvaluatorOptions {
   claimIdleTimeoutMs?: number;
   /** The clock settle and retry times are judged by (src/model/clock.ts). Default: the database's. */
   clock?: Clock;
+  /**
+   * Conversations whose detector state is kept in memory between evaluations (./state-copies.ts;
+   * the least recently evaluated are dropped first). Default 10,000; 0 keeps none (every
+   * evaluation reads the stored state).
+   */
+  stateCopies?: number;
 }
 
 export interface Evaluator {
@@ -170,6 +177,8 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const pageSize = evaluateOptions.pageSize ?? DEFAULT_PAGE_SIZE;
   const claimIdleTimeoutMs = Math.max(0, Math.round(options.claimIdleTimeoutMs ?? 30_000));
   const events = createEventLog(log, { intervalMs: config.logEventIntervalMs ?? 10_000 });
+  const copiesKept = Math.max(0, Math.floor(options.stateCopies ?? 10_000));
+  const copies = copiesKept > 0 ? new StateCopies(copiesKept) : undefined;
   let stopping = false;
   let failing = false;
   /** Consecutive runs that could not reach the database (0 when it is reachable). */
@@ -190,6 +199,8 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     | { status: 'failed' }
   > {
     let current: ClaimedConversation | undefined;
+    /** The states this batch stored, with their tokens: kept in memory once it commits. */
+    let stored: Array<{ save: PendingSave; token: string }> = [];
     try {
       let more = false;
       const results = await store.db.transaction().execute(async (trx) => {
@@ -204,6 +215,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           maxWaitMs,
           limit: batchSize,
           clock: options.clock,
+          states: copies,
         });
         // A short batch took every conversation settled now: no need to claim again.
         more = claimed.length === batchSize;
@@ -239,11 +251,19 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
         current = undefined;
         await writeBatchFindings(trx, found, (conversation) => (current = conversation));
         current = undefined;
-        await saveEvaluations(trx, saves);
+        const tokens = await saveEvaluations(trx, saves);
+        stored = saves.map((save, i) => ({ save, token: tokens[i]! }));
         // Claimed conversations left for another transaction (not reached, or not finished).
         if (done.length < claimed.length || done.some((result) => !result.settled)) more = true;
         return done;
       });
+      for (const { save, token } of stored)
+        copies?.set(
+          save.claimed.workspaceId,
+          save.claimed.conversationId,
+          token,
+          save.result.state,
+        );
       return results.length > 0 ? { status: 'evaluated', results, more } : { status: 'none' };
     } catch (error) {
       if (!current || isDatabaseUnavailable(error)) throw error;

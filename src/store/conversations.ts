@@ -5,6 +5,7 @@
  * detectors' state. Checkpoints of that state let a late call replay from nearby.
  * Every function takes the database handle first; the caller owns the transaction.
  */
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Clock } from '../model/clock.ts';
 import { nowOf } from './clock-sql.ts';
@@ -22,8 +23,13 @@ export interface ClaimedConversation {
   pendingFromNs: string | null;
   /** The last evaluated call; null before the first evaluation. */
   position: TimelinePosition | null;
-  /** The detectors' stored state (JSON), null before the first evaluation. */
+  /**
+   * The detectors' stored state (JSON), null before the first evaluation: the evaluator's copy
+   * when it holds the one stored with the position (`stateToken`), else read from the row.
+   */
   state: unknown;
+  /** The token of the stored state (migration 0170); null when none was saved with one. */
+  stateToken: string | null;
   /** `last_ingest_at` as PostgreSQL text (microseconds kept), to detect arrivals meanwhile. */
   lastIngestAt: string;
   /** Consecutive failed evaluations before this one. */
@@ -277,7 +283,7 @@ const CLAIMED_COLUMNS = [
   'pending_from_ns',
   'evaluated_ns',
   'evaluated_span_id',
-  'state',
+  'state_token',
   'eval_failures',
   'history_before_ns',
   'project',
@@ -299,6 +305,8 @@ export async function claimSettledConversations(
     limit: number;
     /** The rules' clock (settle and retry times). Default: the database's. */
     clock?: Clock | undefined;
+    /** The evaluator's copies of stored states: a claimed row's is read only when it has none. */
+    states?: StateCopies | undefined;
   },
 ): Promise<ClaimedConversation[]> {
   const { quietMs, maxWaitMs } = options;
@@ -323,7 +331,7 @@ export async function claimSettledConversations(
     .skipLocked()
     .modifyEnd(PREPARED)
     .execute();
-  return rows.map(toClaimed);
+  return withStates(db, rows.map(toClaimed), options.states);
 }
 
 /**
@@ -335,6 +343,7 @@ export async function claimConversations(
   db: Db,
   workspaceId: string,
   conversationIds: readonly string[],
+  states?: StateCopies,
 ): Promise<ClaimedConversation[]> {
   if (conversationIds.length === 0) return [];
   const rows = await db
@@ -346,7 +355,45 @@ export async function claimConversations(
     .orderBy('id')
     .forUpdate()
     .execute();
-  return rows.map(toClaimed);
+  return withStates(db, rows.map(toClaimed), states);
+}
+
+/**
+ * An evaluator's copies of the states it stored (src/evaluator/state-copies.ts): the state
+ * saved with `token` for a conversation, if it holds that one.
+ */
+export interface StateCopies {
+  get(workspaceId: string, conversationId: string, token: string): unknown;
+}
+
+/**
+ * Fills in the claimed rows' stored states: from `copies` where they hold the row's token,
+ * else read in one query for the rows that have a position (a row never evaluated has none).
+ */
+async function withStates(
+  db: Db,
+  claimed: ClaimedConversation[],
+  copies: StateCopies | undefined,
+): Promise<ClaimedConversation[]> {
+  const missing: ClaimedConversation[] = [];
+  for (const row of claimed) {
+    if (row.position === null) continue;
+    const copy =
+      row.stateToken === null
+        ? undefined
+        : copies?.get(row.workspaceId, row.conversationId, row.stateToken);
+    if (copy === undefined) missing.push(row);
+    else row.state = copy;
+  }
+  if (missing.length === 0) return claimed;
+  const { rows } = await sql<{ n: string; state: unknown }>`
+    SELECT w.n, c.state FROM unnest(${missing.map((m) => m.workspaceId)}::text[],
+      ${missing.map((m) => m.conversationId)}::text[]) WITH ORDINALITY AS w(workspace_id, id, n)
+    JOIN conversations c ON c.workspace_id = w.workspace_id AND c.id = w.id ${PREPARED}`.execute(
+    db,
+  );
+  for (const row of rows) missing[Number(row.n) - 1]!.state = row.state ?? null;
+  return claimed;
 }
 
 function toClaimed(row: {
@@ -355,7 +402,7 @@ function toClaimed(row: {
   pending_from_ns: string | null;
   evaluated_ns: string | null;
   evaluated_span_id: string | null;
-  state: unknown;
+  state_token: string | null;
   eval_failures: number;
   history_before_ns: string | null;
   project: string | null;
@@ -370,7 +417,8 @@ function toClaimed(row: {
       row.evaluated_ns === null || row.evaluated_span_id === null
         ? null
         : { ns: String(row.evaluated_ns), spanId: row.evaluated_span_id },
-    state: row.state ?? null,
+    state: null,
+    stateToken: row.state_token === null ? null : String(row.state_token),
     lastIngestAt: row.last_ingest_text,
     failures: row.eval_failures,
     historyBeforeNs: row.history_before_ns === null ? null : String(row.history_before_ns),
@@ -411,14 +459,16 @@ export interface PendingSave {
  * batch's calls judged blind for lack of a window open their models' `window.unknown` notices
  * in a second statement, only when there are some (src/store/window-notices.ts).
  */
-export async function saveEvaluations(db: Db, saves: readonly PendingSave[]): Promise<void> {
-  if (saves.length === 0) return;
+export async function saveEvaluations(db: Db, saves: readonly PendingSave[]): Promise<string[]> {
+  if (saves.length === 0) return [];
+  const tokens = saves.map(() => randomBytes(8).readBigInt64BE().toString());
   const unjudged = saves.flatMap((save) => save.result.unjudged ?? []);
   if (unjudged.length > 0) await noteUnknownWindows(db, unjudged);
   const column = <T>(pick: (save: PendingSave) => T) => saves.map(pick);
   await sql`
     UPDATE conversations c SET
       evaluated_ns = v.ns, evaluated_span_id = v.span_id, state = v.state::jsonb,
+      state_token = v.token,
       judged_ns = GREATEST(c.judged_ns, c.evaluated_ns, v.ns),
       dirty = CASE WHEN v.settled THEN c.last_ingest_at <> v.claimed_at ELSE true END,
       dirty_since = CASE WHEN v.settled AND c.last_ingest_at = v.claimed_at THEN NULL
@@ -433,9 +483,11 @@ export async function saveEvaluations(db: Db, saves: readonly PendingSave[]): Pr
       ${column((x) => x.result.position?.spanId ?? null)}::text[],
       ${column((x) => JSON.stringify(x.result.state))}::text[],
       ${column((x) => x.result.settled)}::bool[],
-      ${column((x) => x.claimed.lastIngestAt)}::timestamptz[]
-    ) AS v(workspace_id, id, ns, span_id, state, settled, claimed_at)
+      ${column((x) => x.claimed.lastIngestAt)}::timestamptz[],
+      ${tokens}::int8[]
+    ) AS v(workspace_id, id, ns, span_id, state, settled, claimed_at, token)
     WHERE c.workspace_id = v.workspace_id AND c.id = v.id ${PREPARED}`.execute(db);
+  return tokens;
 }
 
 /**

@@ -128,7 +128,8 @@ CREATE TABLE public.conversations (
     history_before_ns bigint,
     project text,
     project_at_ns bigint,
-    judged_ns bigint
+    judged_ns bigint,
+    state_token bigint
 );
 ALTER TABLE public.conversations ADD CONSTRAINT conversations_pkey PRIMARY KEY (workspace_id, id);
 ALTER TABLE public.conversations ADD CONSTRAINT conversations_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE;

@@ -224,6 +224,15 @@ export interface ConversationsTable {
     string | number | bigint | null | undefined,
     string | number | bigint | null
   >;
+  /**
+   * Migration 0170: a random token written with every saved position and state; an evaluator
+   * whose copy of the state carries it need not read `state`. Null before the first such save.
+   */
+  state_token: ColumnType<
+    string | null,
+    string | number | bigint | null | undefined,
+    string | number | bigint | null
+  >;
 }
 
 /** Added by 0002_evaluator.sql: detector state saved at a call position, for replays. */

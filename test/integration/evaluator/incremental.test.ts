@@ -335,6 +335,8 @@ describe('incremental evaluation', () => {
           sinceCheckpoint: 1,
           detectors: { history_lost: { prev: 'x' } },
         }),
+        // whatever writes a state drops the token, so no evaluator trusts its copy (0170)
+        state_token: null,
       })
       .execute();
     await ingest(store.db, [call('j', 2, tokens(1_000))]);
