@@ -156,6 +156,8 @@ const said = fc.record({
   ),
   outputToolCall: fc.option(fc.boolean(), { nil: null }),
   outputToolName: fc.option(fc.constantFrom('Write', 'Bash'), { nil: null }),
+  maxOutputTokens: fc.option(fc.constantFrom(8_192, 32_000), { nil: null }),
+  compacted: fc.boolean(),
   contextWindow: fc.option(fc.constantFrom(200_000, 1_000_000), { nil: null }),
   agentVersion: fc.option(fc.constantFrom('2.1.197', '2.1.332'), { nil: null }),
   /** Whether this source says the request was a side call (when it was one). */
@@ -239,6 +241,8 @@ function callOf(i: number, source: Source, r: Request): LlmCall | undefined {
     contextWindow: s.contextWindow,
     windowSource: s.contextWindow === null ? null : 'catalog',
     agentVersion: s.agentVersion,
+    maxOutputTokens: s.maxOutputTokens,
+    compacted: s.compacted,
     // spans carry no query_source nor cost; transcripts no cost
     sideCall: source === SPAN || !s.saysSideCall ? null : r.sideCall,
     ...(source === LOG && s.costUsd !== undefined ? { costUsd: s.costUsd } : {}),
