@@ -69,6 +69,27 @@ export function channelKeys(config: NotifierConfig): Keyring {
   });
 }
 
+/**
+ * The timers a send is judged by: its deadline (the delivery timeout) and how long it took.
+ * Real ones in a server; a test gives its own and moves them on instead of waiting out a
+ * timeout (test/helpers/clock.ts ManualTimers). Due times, leases and give-up are the
+ * {@link Clock}'s; polling and `stop()`'s wait stay on real time.
+ */
+export interface NotifierTimers {
+  /** Runs `fn` once `ms` have passed; returns what cancels it. */
+  after(ms: number, fn: () => void): () => void;
+  /** Monotonic milliseconds. */
+  now(): number;
+}
+
+export const REAL_TIMERS: NotifierTimers = Object.freeze({
+  after(ms: number, fn: () => void) {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
+  now: () => performance.now(),
+});
+
 export interface NotifierOptions {
   store: { db: Db };
   config: NotifierConfig;
@@ -89,6 +110,13 @@ export interface NotifierOptions {
   random?: () => number;
   /** The clock due times, leases and give-up are judged by (src/model/clock.ts). Default: the database's. */
   clock?: Clock;
+  /** The timers of each send: its deadline and its duration. Default: real ones. */
+  timers?: NotifierTimers;
+  /**
+   * Called after each look for due deliveries (a claim round, whether it took any): a test
+   * awaits the next rounds to know that nothing more was sent, instead of sleeping.
+   */
+  onPoll?: () => void;
   /** Called after each recorded attempt (for metrics: count outcomes, observe durations). */
   onAttempt?: (attempt: {
     outcome: AttemptOutcome;
@@ -137,12 +165,16 @@ export async function sendWithTimeout(
   settings: ChannelSettings,
   payload: ChannelPayload,
   messageId: string,
-  options: { timeoutMs: number; allowPrivate: boolean; controller?: AbortController },
+  options: {
+    timeoutMs: number;
+    allowPrivate: boolean;
+    controller?: AbortController;
+    timers?: NotifierTimers;
+  },
 ): Promise<SendResult> {
   const controller = options.controller ?? new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new Error(`timed out after ${options.timeoutMs} ms`)),
-    options.timeoutMs,
+  const cancel = (options.timers ?? REAL_TIMERS).after(options.timeoutMs, () =>
+    controller.abort(new Error(`timed out after ${options.timeoutMs} ms`)),
   );
   const aborted = new Promise<SendResult>((resolve) => {
     const onAbort = () =>
@@ -161,7 +193,7 @@ export async function sendWithTimeout(
     }));
     return await Promise.race([send, aborted]);
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
 }
 
@@ -230,6 +262,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
   const stopTimeoutMs = options.stopTimeoutMs ?? config.deliveryTimeoutMs + 1_000;
   const random = options.random ?? Math.random;
   const clock = options.clock ?? DATABASE_CLOCK;
+  const timers = options.timers ?? REAL_TIMERS;
   const events = createEventLog(log, { intervalMs: config.logEventIntervalMs ?? 10_000 });
 
   const inflight = new Map<
@@ -304,7 +337,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
   }
 
   async function deliver(claim: ClaimedDelivery, controller: AbortController): Promise<void> {
-    const started = performance.now();
+    const started = timers.now();
     let result: SendResult;
     let channelType: ChannelType | undefined;
     try {
@@ -315,6 +348,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
             timeoutMs: config.deliveryTimeoutMs,
             allowPrivate: config.allowPrivateAddresses,
             controller,
+            timers,
           })
         : { status: prepared.retry ? 'retry' : 'permanent', error: prepared.error };
     } catch (error) {
@@ -326,7 +360,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
       );
       return;
     }
-    const durationMs = performance.now() - started;
+    const durationMs = timers.now() - started;
     const decision = decide(result, claim, durationMs, {
       giveUpMs: config.deliveryGiveUpMs,
       backoff,
@@ -441,6 +475,7 @@ export function startNotifier(options: NotifierOptions): Notifier {
       })
       .finally(() => {
         ticking = undefined;
+        options.onPoll?.();
         schedule();
       });
   }

@@ -5,7 +5,7 @@ import { startNotifier } from '../../../src/notifier/notifier.ts';
 import { checkHostname, postJson, type Resolver } from '../../../src/notifier/outbound.ts';
 import { openStore, type Store } from '../../../src/store/db.ts';
 import { claimDueDeliveries } from '../../../src/store/deliveries.ts';
-import { TestClock } from '../../helpers/clock.ts';
+import { ManualTimers, TestClock } from '../../helpers/clock.ts';
 import { startHttpReceiver, type HttpReceiver, type Reply } from '../../helpers/http-receiver.ts';
 import { createTestStore, usingPostgres, type TestStore } from '../../helpers/store.ts';
 import {
@@ -14,11 +14,10 @@ import {
   eventually,
   FAST,
   memoryLogger,
+  pollCounter,
   queueFinding,
   testConfig,
 } from './fixtures.ts';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('delivery faults', () => {
   let store: TestStore;
@@ -68,16 +67,18 @@ describe('delivery faults', () => {
     );
     const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
     const outcomes: string[] = [];
+    const polls = pollCounter();
     const notifier = startNotifier({
       store,
       config: testConfig(),
       log: memoryLogger(),
       ...FAST,
+      onPoll: polls.onPoll,
       onAttempt: ({ outcome, channelType }) => outcomes.push(`${channelType}:${outcome}`),
     });
     try {
       const delivery = await settled(findingId, 'delivered');
-      await sleep(200);
+      await polls.after(2); // nothing sent after the delivery
       expect(outcomes).toEqual(['webhook:retry', 'webhook:retry', 'webhook:delivered']);
       expect(endpoint.requests).toHaveLength(3);
       expect(new Set(endpoint.requests.map((r) => r.headers['webhook-id']))).toEqual(
@@ -104,12 +105,14 @@ describe('delivery faults', () => {
     const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
     // the wait is judged by the notifier's clock, moved on by the test: nothing sleeps 2 s
     const clock = new TestClock();
+    const polls = pollCounter();
     const notifier = startNotifier({
       store,
       config: testConfig(),
       log: memoryLogger(),
       ...FAST,
       clock,
+      onPoll: polls.onPoll,
     });
     try {
       const waiting = await eventually(async () => {
@@ -123,7 +126,8 @@ describe('delivery faults', () => {
         new Date(waiting.next_attempt_at).getTime() - new Date(attempt!.at).getTime();
       expect(dueAfterMs).toBeGreaterThanOrEqual(2_000);
       expect(dueAfterMs).toBeLessThan(6_000);
-      await sleep(300);
+      // looks for due deliveries before Retry-After has passed take nothing
+      await polls.after(3);
       expect(endpoint.requests).toHaveLength(1);
 
       clock.advance(2_000);
@@ -137,10 +141,17 @@ describe('delivery faults', () => {
   it('tries a 400 once and marks the delivery failed', async () => {
     const endpoint = await receiver(() => ({ status: 400, body: 'bad payload' }));
     const findingId = await queueFinding(store.db, [await webhook(endpoint.url)]);
-    const notifier = startNotifier({ store, config: testConfig(), log: memoryLogger(), ...FAST });
+    const polls = pollCounter();
+    const notifier = startNotifier({
+      store,
+      config: testConfig(),
+      log: memoryLogger(),
+      ...FAST,
+      onPoll: polls.onPoll,
+    });
     try {
       const delivery = await settled(findingId, 'failed');
-      await sleep(300);
+      await polls.after(3); // not tried again
       expect(endpoint.requests).toHaveLength(1);
       expect(delivery.last_error).toBe('HTTP 400: bad payload');
       expect(delivery.attemptLog.map((a) => [a.status_code, a.outcome])).toEqual([[400, 'failed']]);
@@ -159,14 +170,34 @@ describe('delivery faults', () => {
     for (let i = 0; i < 6; i++) stuck.push(await queueFinding(store.db, [hangingChannel]));
     const fine = await queueFinding(store.db, [healthyChannel]);
     const config = testConfig({ deliveryTimeoutMs: 4_000 });
-    const notifier = startNotifier({ store, config, log: memoryLogger(), ...FAST, concurrency: 4 });
+    // the 4 s deadline and the send's duration are judged by timers the test moves on: nothing
+    // waits 4 s, and no busy machine reaches the deadline early
+    const timers = new ManualTimers();
+    const notifier = startNotifier({
+      store,
+      config,
+      log: memoryLogger(),
+      ...FAST,
+      concurrency: 4,
+      timers,
+      // the sends still hanging at the end are aborted at once
+      stopTimeoutMs: 0,
+    });
     try {
       await settled(fine, 'delivered');
+      // two sends to the hanging channel (two a channel) wait for their deadline
+      await hanging.waitFor(2);
+      await timers.waitForPending(2);
       // Delivered while the hanging sends were still waiting for their timeout.
       for (const findingId of stuck) {
         const [delivery] = await deliveriesOf(store.db, findingId);
         expect(delivery?.attemptLog).toEqual([]);
       }
+      // not a millisecond early: the deadlines fire (synchronously) at 4 s, not before
+      timers.advance(3_999);
+      expect(timers.pending).toBe(2);
+      timers.advance(1);
+      expect(timers.pending).toBe(0);
       // The hanging ones time out and are kept for a retry.
       const timedOut = await eventually(async () => {
         const [delivery] = await deliveriesOf(store.db, stuck[0]!);
@@ -189,10 +220,17 @@ describe('delivery faults', () => {
       headers: { location: `${target.url}/elsewhere` },
     }));
     const findingId = await queueFinding(store.db, [await webhook(redirecting.url)]);
-    const notifier = startNotifier({ store, config: testConfig(), log: memoryLogger(), ...FAST });
+    const polls = pollCounter();
+    const notifier = startNotifier({
+      store,
+      config: testConfig(),
+      log: memoryLogger(),
+      ...FAST,
+      onPoll: polls.onPoll,
+    });
     try {
       const delivery = await settled(findingId, 'failed');
-      await sleep(200);
+      await polls.after(2); // not tried again
       expect(redirecting.requests).toHaveLength(1);
       expect(target.requests).toHaveLength(0);
       expect(delivery.last_error).toBe(
@@ -309,12 +347,14 @@ describe('delivery faults', () => {
     // an hour to give up, moved on by the clock: no test waits an hour, and no busy machine
     // reaches it early
     const clock = new TestClock();
+    const polls = pollCounter();
     const notifier = startNotifier({
       store,
       config: testConfig({ deliveryGiveUpMs: 3_600_000 }),
       log: memoryLogger(),
       ...FAST,
       clock,
+      onPoll: polls.onPoll,
     });
     try {
       await eventually(async () => (endpoint.requests.length >= 2 ? true : undefined), 30_000);
@@ -326,7 +366,7 @@ describe('delivery faults', () => {
       expect(delivery.attemptLog.at(-1)?.outcome).toBe('dead');
       expect(delivery.last_error).toMatch(/^gave up after \d+ attempts: HTTP 503/);
       const count = endpoint.requests.length;
-      await sleep(300);
+      await polls.after(3); // a dead delivery is not tried again
       expect(endpoint.requests).toHaveLength(count);
     } finally {
       await notifier.stop();
@@ -340,16 +380,18 @@ describe('delivery faults', () => {
     const claimed = await claimDueDeliveries(store.db, { limit: 10, leaseMs: 3_600_000 });
     expect(claimed.map((c) => c.findingId)).toContain(findingId);
     const clock = new TestClock();
+    const polls = pollCounter();
     const notifier = startNotifier({
       store,
       config: testConfig(),
       log: memoryLogger(),
       ...FAST,
       clock,
+      onPoll: polls.onPoll,
     });
     try {
-      // polls (every 25 ms) within the lease take nothing
-      await sleep(300);
+      // polls within the lease take nothing
+      await polls.after(3);
       expect(endpoint.requests).toHaveLength(0);
       clock.advance(3_600_000);
       const delivery = await settled(findingId, 'delivered', 30_000);
@@ -397,12 +439,14 @@ describe('delivery faults', () => {
     const second: Store = usingPostgres
       ? await openStore({ databaseUrl: store.url, dataDir: 'memory://' })
       : store;
+    const [pollsA, pollsB] = [pollCounter(), pollCounter()];
     const a = startNotifier({
       store,
       config: testConfig(),
       log: memoryLogger(),
       ...FAST,
       pollMs: 5,
+      onPoll: pollsA.onPoll,
     });
     const b = startNotifier({
       store: second,
@@ -410,6 +454,7 @@ describe('delivery faults', () => {
       log: memoryLogger(),
       ...FAST,
       pollMs: 5,
+      onPoll: pollsB.onPoll,
     });
     try {
       await eventually(async () => {
@@ -421,7 +466,8 @@ describe('delivery faults', () => {
           .execute();
         return rows.length === 36;
       }, 15_000);
-      await sleep(200);
+      // neither sends anything more
+      await Promise.all([pollsA.after(2), pollsB.after(2)]);
       const ids = endpoints.flatMap((e) => e.requests.map((r) => String(r.headers['webhook-id'])));
       expect(ids).toHaveLength(36);
       expect(new Set(ids).size).toBe(36);
