@@ -665,6 +665,7 @@ DECLARE
   END;
   lo bigint := rotscope_day_ns(day);
   hi bigint := rotscope_day_ns(day + 1);
+  stray boolean;
 BEGIN
   IF key IS NULL THEN
     RAISE EXCEPTION 'not a partitioned raw table: %', parent;
@@ -676,10 +677,17 @@ BEGIN
   IF to_regclass(part) IS NOT NULL THEN
     RETURN false;
   END IF;
+  EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I WHERE %I >= %s AND %I < %s)',
+    parent || '_default', key, lo, key, hi) INTO stray;
+  IF stray THEN
+    EXECUTE format('LOCK TABLE %I IN ACCESS EXCLUSIVE MODE', parent);
+  END IF;
   EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS)', part, parent);
-  EXECUTE format(
-    'WITH moved AS (DELETE FROM %I WHERE %I >= %s AND %I < %s RETURNING *) INSERT INTO %I SELECT * FROM moved',
-    parent || '_default', key, lo, key, hi, part);
+  IF stray THEN
+    EXECUTE format(
+      'WITH moved AS (DELETE FROM %I WHERE %I >= %s AND %I < %s RETURNING *) INSERT INTO %I SELECT * FROM moved',
+      parent || '_default', key, lo, key, hi, part);
+  END IF;
   EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)',
     parent, part, lo, hi);
   RETURN true;

@@ -8,13 +8,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Span } from '../../src/model/telemetry.ts';
 import { IngestPipeline } from '../../src/receiver/pipeline.ts';
 import { ensurePartitions, listPartitions, utcDay } from '../../src/store/partitions.ts';
 import { pruneOlderThan } from '../../src/store/retention.ts';
 import { genAiChatAttributes } from '../helpers/otel.ts';
-import { createTestStore, type TestStore } from '../helpers/store.ts';
+import { createTestStore, usingPostgres, type TestStore } from '../helpers/store.ts';
 import { span } from '../unit/ingest/helpers.ts';
 
 const DAY_MS = 86_400_000;
@@ -88,6 +89,43 @@ describe('daily partitions of the raw tables', () => {
     expect(await whereIs('spans', late!.spanId)).toEqual([part]);
     expect(await whereIs('llm_calls', late!.spanId)).toEqual([part.replace('spans', 'llm_calls')]);
   });
+
+  // Two sessions at once: PostgreSQL only (PGlite has one connection).
+  it.runIf(usingPostgres)(
+    'a read sent while a day’s rows move into their new partition still finds them',
+    async () => {
+      const day = Date.now() + 40 * DAY_MS;
+      const spans = chatSpans(3, day);
+      await new IngestPipeline(store).ingestSpans('default', spans);
+      const traceId = spans[0]!.traceId;
+      const mover = new pg.Client({ connectionString: store.url });
+      const reader = new pg.Client({ connectionString: store.url });
+      await Promise.all([mover.connect(), reader.connect()]);
+      try {
+        const count = `SELECT count(*)::int AS n FROM llm_calls WHERE workspace_id = $1 AND trace_id = $2`;
+        expect((await reader.query(count, ['default', traceId])).rows[0]).toEqual({ n: 3 });
+        // the retention loop's move (ensurePartitions), held open while a read is sent
+        await mover.query('BEGIN');
+        await mover.query(`SELECT rotscope_ensure_partition('llm_calls', $1::date)`, [utcDay(day)]);
+        const reading = reader.query(count, ['default', traceId]);
+        // the read waits for the move to commit (before, it went on with the old partitions)
+        const readerPid = (reader as unknown as { processID: number }).processID;
+        for (let waited = 0; ; waited += 20) {
+          const { rows } = await mover.query(
+            `SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND pid = $1`,
+            [readerPid],
+          );
+          if (rows[0].n > 0) break;
+          if (waited > 10_000) throw new Error('the read never waited for the move');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await mover.query('COMMIT');
+        expect((await reading).rows[0]).toEqual({ n: 3 });
+      } finally {
+        await Promise.all([mover.end(), reader.end()]);
+      }
+    },
+  );
 });
 
 describe('pruning an old day of rows', () => {
