@@ -15,6 +15,7 @@ import type { TestProject } from 'vitest/node';
 import { openStore } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { childrenFromSource } from '../../scripts/source-hash.mjs';
+import { testRunPid } from './test-run.ts';
 
 const ROOT = path.join(import.meta.dirname, '../..');
 
@@ -32,7 +33,7 @@ async function withAdmin<T>(url: string, run: (admin: pg.Client) => Promise<T>):
 
 /** Creates and migrates the template database; returns its name. */
 async function createTemplate(base: string): Promise<string> {
-  const name = `${TEMPLATE_PREFIX}${randomBytes(6).toString('hex')}`;
+  const name = `${TEMPLATE_PREFIX}${testRunPid()}_${randomBytes(6).toString('hex')}`;
   await withAdmin(base, (admin) => admin.query(`CREATE DATABASE ${name}`));
   const url = new URL(base);
   url.pathname = `/${name}`;
@@ -77,7 +78,23 @@ async function dumpMigratedPglite(dir: string): Promise<string> {
   }
 }
 
-/** Drops the test and template databases nothing is connected to. Best effort. */
+/**
+ * Whether a test or template database is a leftover this run may drop: its run (the pid in its
+ * name) is this one or no longer alive. Another suite running beside this one on the same
+ * server keeps its template, which nothing is connected to between copies.
+ */
+function leftover(datname: string): boolean {
+  const pid = /^rotscope_(?:test|template)_(\d+)_/.exec(datname)?.[1];
+  if (pid === undefined || pid === testRunPid()) return true;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** Drops the leftover test and template databases nothing is connected to. Best effort. */
 async function dropLeftovers(base: string): Promise<void> {
   try {
     await withAdmin(base, async (admin) => {
@@ -86,7 +103,7 @@ async function dropLeftovers(base: string): Promise<void> {
           WHERE (datname LIKE 'rotscope\\_test\\_%' OR datname LIKE 'rotscope\\_template\\_%')
             AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
       );
-      for (const { datname } of rows) {
+      for (const { datname } of rows.filter((row) => leftover(row.datname))) {
         await admin.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => {});
       }
     });
@@ -127,6 +144,8 @@ async function prepare(base: string | undefined): Promise<Prepared> {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const base = process.env.DATABASE_URL;
+  // the workers name their databases after this run (testRunPid)
+  process.env.ROTSCOPE_TEST_RUN_PID ??= String(process.pid);
   run.users++;
   const shared = await (run.prepared ??= prepare(base));
   // Projects that start `rotscope` processes: a migrated data directory they copy.

@@ -13,6 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { testRunPid } from './test-run.ts';
 import { openStore, type Store } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
 
@@ -37,6 +38,7 @@ export const usingPostgres = Boolean(process.env.DATABASE_URL);
 /** Prefix of the per-file databases; the global setup's teardown drops leftovers. */
 export const TEST_DATABASE_PREFIX = 'rotscope_test_';
 
+
 /** A value the global setup provided, or undefined outside vitest or without that setup. */
 export function provided(
   key: 'templateDatabase' | 'pgliteDump' | 'pgliteDataDir',
@@ -55,7 +57,7 @@ export function provided(
 export async function createTestDatabase(template?: string): Promise<string | undefined> {
   const base = process.env.DATABASE_URL;
   if (!base) return undefined;
-  const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString('hex')}`;
+  const name = `${TEST_DATABASE_PREFIX}${testRunPid()}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   try {
