@@ -4,6 +4,7 @@
  * it answered 200 for is there. Also: SIGTERM finishes in-flight requests and exits 0.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -53,6 +54,18 @@ async function countSpans(traceIds: string[]): Promise<number> {
   }
 }
 
+/** Waits until the server's `rotscope_ingest_inflight_requests` gauge reads `count`. */
+async function untilInflight(url: string, count: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const value = /^rotscope_ingest_inflight_requests (\d+)/m.exec(text)?.[1];
+    if (Number(value) === count) return;
+    if (Date.now() > deadline) throw new Error(`in flight: ${value ?? text.slice(0, 200)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('durability', () => {
   it('keeps every acknowledged span across kill -9 and restart', async () => {
     const server = await startChildServer(env);
@@ -96,13 +109,27 @@ describe('durability', () => {
     const body = JSON.stringify(
       jsonRequest(Array.from({ length: 500 }, () => jsonSpan({ traceId }))),
     );
-    const inFlight = fetch(`${server.url}/v1/traces`, {
+    // the request is admitted (holds an ingest slot) with half its body sent when SIGTERM comes
+    const target = new URL(`${server.url}/v1/traces`);
+    const request = http.request({
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    const inFlight = new Promise<{ status: number }>((resolve, reject) => {
+      request.on('response', (response) => {
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode ?? 0 }));
+      });
+      request.on('error', reject);
+    });
+    const half = Math.floor(body.length / 2);
+    request.write(body.slice(0, half));
+    await untilInflight(server.url, 1);
     server.process.kill('SIGTERM');
+    request.end(body.slice(half));
     const response = await inFlight;
     expect(await server.exited).toBe(0);
     if (response.status === 200) expect(await countSpans([traceId])).toBe(500);

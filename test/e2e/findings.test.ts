@@ -47,20 +47,26 @@ interface FindingRow {
   kind: string | null;
 }
 
+/**
+ * The findings once at least `expected` exist and the evaluator has nothing left to do: every
+ * conversation evaluated and not dirty (a finding is written in the evaluation that clears the
+ * mark), so no finding is still to come.
+ */
 async function findingsSettled(expected: number): Promise<FindingRow[]> {
   let rows: FindingRow[] = [];
-  let stableSince = Date.now();
   for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
-    const next = await server.store.db
+    rows = await server.store.db
       .selectFrom('findings')
       .select(['conversation_id', 'detector', 'severity', 'kind'])
       .orderBy('conversation_id')
       .orderBy('detector')
       .execute();
-    if (next.length !== rows.length) stableSince = Date.now();
-    rows = next;
-    // wait until the count is reached and nothing more arrives for two evaluator periods
-    if (rows.length >= expected && Date.now() - stableSince > 1_000) break;
+    const unsettled = await server.store.db
+      .selectFrom('conversations')
+      .select('id')
+      .where((eb) => eb.or([eb('dirty', '=', true), eb('evaluated_ns', 'is', null)]))
+      .execute();
+    if (rows.length >= expected && unsettled.length === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return rows;

@@ -345,6 +345,23 @@ function holdImport(url: string, body: Buffer, sentBytes: number): Held {
   return { answer, finish: () => request.end(body.subarray(sentBytes)) };
 }
 
+/**
+ * Waits until the server's byte budget holds exactly `bytes` (its `rotscope_ingest_inflight_bytes`
+ * gauge): an import is admitted once its reservation (5 times its body) is in the budget.
+ */
+async function untilBytesInFlight(url: string, bytes: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  let last = '';
+  for (;;) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    last = /^rotscope_ingest_inflight_bytes (\d+)/m.exec(text)?.[1] ?? text.slice(0, 200);
+    if (Number(last) === bytes) return;
+    if (Date.now() > deadline)
+      throw new Error(`rotscope_ingest_inflight_bytes: ${last}, not ${bytes}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('rotscope import beside a busy serve', { timeout: 60_000 }, () => {
   const KiB = 1024;
   const dataDir = join(tmp, 'busy');
@@ -386,7 +403,7 @@ describe('rotscope import beside a busy serve', { timeout: 60_000 }, () => {
   it('answers 429 with Retry-After past the budget or the cap, 413 over the limit, from the headers', async () => {
     const url = server!.url;
     const first = holdImport(url, medium.body, 100);
-    await new Promise((resolve) => setTimeout(resolve, 200)); // admitted before the next
+    await untilBytesInFlight(url, medium.body.length * 5); // admitted before the next
     // nothing of the bodies below is sent: the answers come from their headers
     const overBudget = await holdImport(url, medium.body, 0).answer;
     expect(overBudget.status).toBe(429);
@@ -397,7 +414,7 @@ describe('rotscope import beside a busy serve', { timeout: 60_000 }, () => {
       message: expect.stringContaining('over the budget'),
     });
     const second = holdImport(url, small.body, 100);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await untilBytesInFlight(url, (medium.body.length + small.body.length) * 5);
     const overCap = await holdImport(url, small.body, 0).answer;
     expect(overCap.status).toBe(429);
     expect(overCap.headers['retry-after']).toBe('1');
@@ -417,7 +434,7 @@ describe('rotscope import beside a busy serve', { timeout: 60_000 }, () => {
     expect((await second.answer).status).toBe(200);
     // every reservation was given back: a medium import fits beside a small one held again
     const third = holdImport(url, small.body, 100);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await untilBytesInFlight(url, small.body.length * 5);
     const fourth = await holdImport(url, medium.body, medium.body.length).answer;
     expect(fourth.status, fourth.body).toBe(200);
     third.finish();
@@ -428,7 +445,7 @@ describe('rotscope import beside a busy serve', { timeout: 60_000 }, () => {
     'the command waits out a 429 and sends the file again; a file over the limit is named',
     async () => {
       const held = holdImport(server!.url, medium.body, 100);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await untilBytesInFlight(server!.url, medium.body.length * 5);
       const command = spawn(process.execPath, [BIN, 'import', medium.path], {
         env: {
           ...process.env,

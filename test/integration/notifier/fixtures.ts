@@ -154,23 +154,4 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 /** Fast notifier options for tests. */
 export const FAST = { pollMs: 25, backoff: { initialMs: 50, maxMs: 400 } } as const;
 
-/**
- * Counts a notifier's looks for due deliveries (its `onPoll`): `after(n)` resolves once it has
- * looked `n` more times. A round under way when it is called counts, so `n` ≥ 2 means at least
- * one whole round began afterwards: what that round did not send, it had nothing due to send.
- */
-export function pollCounter(): { onPoll: () => void; after: (n: number) => Promise<void> } {
-  let count = 0;
-  let waiting: Array<{ at: number; resolve: () => void }> = [];
-  return {
-    onPoll() {
-      count += 1;
-      const due = waiting.filter((w) => w.at <= count);
-      waiting = waiting.filter((w) => w.at > count);
-      for (const w of due) w.resolve();
-    },
-    after(n) {
-      return new Promise<void>((resolve) => waiting.push({ at: count + n, resolve }));
-    },
-  };
-}
+export { pollCounter } from '../../helpers/poll-counter.ts';

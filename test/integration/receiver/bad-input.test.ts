@@ -16,7 +16,12 @@ const PROTO = { 'content-type': 'application/x-protobuf' };
 const JSON_TYPE = { 'content-type': 'application/json' };
 
 let server: TestServer;
+/** 200 MB of zeros gzip to ~200 KB: under the compressed limit, far over the decompressed one. */
+let bomb: Buffer;
 beforeAll(async () => {
+  // gzipSync blocks this process for seconds on a loaded machine: done before the server
+  // starts, it cannot outlast the keep-alive timeout of a connection fetch would then reuse
+  bomb = gzipSync(Buffer.alloc(200 * 1024 * 1024), { level: 9 });
   server = await startTestServer({
     loops: false,
     // keepRawSpans: this test reads the raw spans, kept only with this setting (issue 22)
@@ -160,13 +165,7 @@ describe('the OTLP receiver', () => {
   it('answers 413 for an oversize body and for a gzip bomb, without inflating it all', async () => {
     const big = JSON.stringify(jsonRequest(Array.from({ length: 2_000 }, () => jsonSpan())));
     expect(big.length).toBeGreaterThan(256 * 1024);
-    // 200 MB of zeros gzip to ~200 KB: under the compressed limit, far over the decompressed one.
-    const bomb = gzipSync(Buffer.alloc(200 * 1024 * 1024), { level: 9 });
     expect(bomb.length).toBeLessThan(256 * 1024);
-    // gzipSync blocks this process (client and server) for seconds on a loaded machine, past the
-    // server's keep-alive timeout: let the server close its idle connections first, or fetch
-    // reuses one as it closes (ECONNRESET).
-    await new Promise((resolve) => setTimeout(resolve, 100));
     const oversize = await post(`${server.url}/v1/traces`, big, JSON_TYPE);
     expect(oversize.status).toBe(413);
     const before = process.memoryUsage().rss;

@@ -15,6 +15,20 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** The in-flight gauge (`rotscope_ingest_inflight_requests`), read in-process. */
+async function inflight(): Promise<number> {
+  return (await server.app.metrics.ingestInflight.get()).values[0]?.value ?? 0;
+}
+
+/** Waits until the in-flight gauge reads `count`. */
+async function untilInflight(count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while ((await inflight()) !== count) {
+    if (Date.now() > deadline) throw new Error(`in flight: ${await inflight()}, not ${count}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** Starts a request whose body never finishes: it stays in flight until `end()`. */
 function slowRequest(url: string): { end: () => Promise<number> } {
   const body = JSON.stringify(jsonRequest([jsonSpan()]));
@@ -52,7 +66,7 @@ describe('overload', () => {
   it('answers 429 with Retry-After while the limit is reached, and 200 once requests finish', async () => {
     const first = slowRequest(server.url);
     const second = slowRequest(server.url);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await untilInflight(2);
     const body = JSON.stringify(jsonRequest([jsonSpan()]));
     const refused = await post(`${server.url}/v1/traces`, body, {
       'content-type': 'application/json',
