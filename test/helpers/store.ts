@@ -38,7 +38,6 @@ export const usingPostgres = Boolean(process.env.DATABASE_URL);
 /** Prefix of the per-file databases; the global setup's teardown drops leftovers. */
 export const TEST_DATABASE_PREFIX = 'rotscope_test_';
 
-
 /** A value the global setup provided, or undefined outside vitest or without that setup. */
 export function provided(
   key: 'templateDatabase' | 'pgliteDump' | 'pgliteDataDir',
