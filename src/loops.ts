@@ -18,6 +18,8 @@ export interface LoopOptions {
   log: Logger;
   /** Called after each evaluation commits (benchmarks, tests). */
   onEvaluated?: (result: EvaluationResult) => void;
+  /** Called after each claim round of the notifier (tests await rounds instead of sleeping). */
+  onNotifierPoll?: () => void;
 }
 
 /** Starts the loops the config enables; `stop()` drains the evaluator, then flushes deliveries. */
@@ -32,7 +34,12 @@ export async function startBackgroundLoops(options: LoopOptions): Promise<Loop> 
       })
     : undefined;
   const notifier = config.notifier
-    ? startNotifier({ store, config, log: log.child({ component: 'notifier' }) })
+    ? startNotifier({
+        store,
+        config,
+        log: log.child({ component: 'notifier' }),
+        ...(options.onNotifierPoll ? { onPoll: options.onNotifierPoll } : {}),
+      })
     : undefined;
   const retention = startRetention(store, config.retentionDays, log);
   let stopping: Promise<void> | undefined;

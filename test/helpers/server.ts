@@ -1,14 +1,13 @@
 /**
  * Starts rotscope in-process on 127.0.0.1:0 over a fresh test database, with real HTTP.
- * Background loops (evaluator, notifier) run unless disabled. The notifier is started here,
- * beside the other loops, as src/loops.ts starts it, with its `onPoll` counted: a test awaits
- * `notifierPolls.after(n)` to know that nothing more was sent, instead of sleeping.
+ * Background loops (evaluator, notifier) run unless disabled; the notifier's claim rounds are
+ * counted: a test awaits `notifierPolls.after(n)` to know that nothing more was sent, instead of
+ * sleeping.
  */
 import { buildApp, type App } from '../../src/api/app.ts';
 import type { Resolver } from '../../src/notifier/outbound.ts';
 import { defaultConfig, type Config } from '../../src/config.ts';
 import { startBackgroundLoops, type Loop } from '../../src/loops.ts';
-import { startNotifier } from '../../src/notifier/notifier.ts';
 import pino from 'pino';
 import { pollCounter, type PollCounter } from './poll-counter.ts';
 import { createTestStore, type TestStore } from './store.ts';
@@ -41,30 +40,10 @@ export async function startTestServer(
   });
   const log = pino({ level: 'silent' });
   const notifierPolls = pollCounter();
-  let loops: Loop = { stop: async () => {} };
-  if (options.loops !== false) {
-    // src/loops.ts's loops with the notifier started here, its rounds counted; stopped after
-    // the others, as there
-    const others = await startBackgroundLoops({
-      store,
-      config: { ...config, notifier: false },
-      log,
-    });
-    const notifier = config.notifier
-      ? startNotifier({
-          store,
-          config,
-          log: log.child({ component: 'notifier' }),
-          onPoll: notifierPolls.onPoll,
-        })
-      : undefined;
-    loops = {
-      async stop() {
-        await others.stop();
-        await notifier?.stop();
-      },
-    };
-  }
+  const loops: Loop =
+    options.loops === false
+      ? { stop: async () => {} }
+      : await startBackgroundLoops({ store, config, log, onNotifierPoll: notifierPolls.onPoll });
   const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url: address,
