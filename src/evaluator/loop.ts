@@ -88,8 +88,8 @@ export interface EvaluatorOptions {
   clock?: Clock;
   /**
    * Conversations whose detector state is kept in memory between evaluations (./state-copies.ts;
-   * the least recently evaluated are dropped first). Default 10,000; 0 keeps none (every
-   * evaluation reads the stored state).
+   * the least recently evaluated are dropped first, and beyond 16 MB of states as stored).
+   * Default 10,000; 0 keeps none (every evaluation reads the stored state).
    */
   stateCopies?: number;
 }
@@ -200,7 +200,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   > {
     let current: ClaimedConversation | undefined;
     /** The states this batch stored, with their tokens: kept in memory once it commits. */
-    let stored: Array<{ save: PendingSave; token: string }> = [];
+    let stored: Array<{ save: PendingSave; token: string; bytes: number }> = [];
     try {
       let more = false;
       const results = await store.db.transaction().execute(async (trx) => {
@@ -252,16 +252,16 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
         await writeBatchFindings(trx, found, (conversation) => (current = conversation));
         current = undefined;
         const tokens = await saveEvaluations(trx, saves);
-        stored = saves.map((save, i) => ({ save, token: tokens[i]! }));
+        stored = saves.map((save, i) => ({ save, ...tokens[i]! }));
         // Claimed conversations left for another transaction (not reached, or not finished).
         if (done.length < claimed.length || done.some((result) => !result.settled)) more = true;
         return done;
       });
-      for (const { save, token } of stored)
+      for (const { save, token, bytes } of stored)
         copies?.set(
           save.claimed.workspaceId,
           save.claimed.conversationId,
-          token,
+          { token, bytes },
           save.result.state,
         );
       return results.length > 0 ? { status: 'evaluated', results, more } : { status: 'none' };

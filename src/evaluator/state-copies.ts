@@ -5,16 +5,21 @@
  * starts from memory instead of reading and parsing the stored state. The database stays the
  * checkpoint: every evaluation still stores its position and state with a new token, and a copy
  * counts only while its token is the row's, so a conversation another process evaluated since,
- * a restart or a kill -9 simply reads the row as before. At most `limit` conversations are
- * kept, the least recently evaluated dropped first. The states are never mutated (the detectors
- * return new ones), so holding them costs no copy.
+ * a restart or a kill -9 simply reads the row as before. At most `limit` conversations, and
+ * states of at most `limitBytes` in all (their size as stored, JSON characters: a state in memory
+ * takes a few times that), are kept, the least recently evaluated dropped first. The states are
+ * never mutated (the detectors return new ones), so holding them costs no copy.
  */
 import type { StateCopies as StateLookup } from '../store/conversations.ts';
 
 export class StateCopies implements StateLookup {
-  readonly #copies = new Map<string, { token: string; state: unknown }>();
+  readonly #copies = new Map<string, { token: string; bytes: number; state: unknown }>();
+  #bytes = 0;
 
-  constructor(readonly limit = 10_000) {}
+  constructor(
+    readonly limit = 10_000,
+    readonly limitBytes = 16 * 1024 * 1024,
+  ) {}
 
   #key(workspaceId: string, conversationId: string): string {
     return `${workspaceId}\u0000${conversationId}`;
@@ -26,15 +31,34 @@ export class StateCopies implements StateLookup {
     return copy?.token === token ? copy.state : undefined;
   }
 
-  /** Keeps the state just stored (committed) under `token`. */
-  set(workspaceId: string, conversationId: string, token: string, state: unknown): void {
+  /** Keeps the state just stored (committed) under `token`, `bytes` long as stored. */
+  set(
+    workspaceId: string,
+    conversationId: string,
+    stored: { token: string; bytes: number },
+    state: unknown,
+  ): void {
     const key = this.#key(workspaceId, conversationId);
-    this.#copies.delete(key);
-    this.#copies.set(key, { token, state });
-    if (this.#copies.size > this.limit) {
-      const oldest = this.#copies.keys().next();
-      if (!oldest.done) this.#copies.delete(oldest.value);
+    this.#drop(key);
+    if (stored.bytes > this.limitBytes) return;
+    this.#copies.set(key, { ...stored, state });
+    this.#bytes += stored.bytes;
+    for (const oldest of this.#copies.keys()) {
+      if (this.#copies.size <= this.limit && this.#bytes <= this.limitBytes) break;
+      this.#drop(oldest);
     }
+  }
+
+  #drop(key: string): void {
+    const copy = this.#copies.get(key);
+    if (!copy) return;
+    this.#copies.delete(key);
+    this.#bytes -= copy.bytes;
+  }
+
+  /** The size of the states kept, as stored (JSON characters). */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   get size(): number {

@@ -457,11 +457,16 @@ export interface PendingSave {
  * `saveEvaluation` for several claimed rows in one statement (an evaluator's batch); each row's
  * `judged_ns` keeps the furthest position ever stored (a rewind moves `evaluated_ns` back). The
  * batch's calls judged blind for lack of a window open their models' `window.unknown` notices
- * in a second statement, only when there are some (src/store/window-notices.ts).
+ * in a second statement, only when there are some (src/store/window-notices.ts). Returns each
+ * save's new `state_token` and the size of its state as stored (src/evaluator/state-copies.ts).
  */
-export async function saveEvaluations(db: Db, saves: readonly PendingSave[]): Promise<string[]> {
+export async function saveEvaluations(
+  db: Db,
+  saves: readonly PendingSave[],
+): Promise<Array<{ token: string; bytes: number }>> {
   if (saves.length === 0) return [];
   const tokens = saves.map(() => randomBytes(8).readBigInt64BE().toString());
+  const states = saves.map((save) => JSON.stringify(save.result.state));
   const unjudged = saves.flatMap((save) => save.result.unjudged ?? []);
   if (unjudged.length > 0) await noteUnknownWindows(db, unjudged);
   const column = <T>(pick: (save: PendingSave) => T) => saves.map(pick);
@@ -481,13 +486,14 @@ export async function saveEvaluations(db: Db, saves: readonly PendingSave[]): Pr
       ${column((x) => x.claimed.conversationId)}::text[],
       ${column((x) => x.result.position?.ns ?? null)}::int8[],
       ${column((x) => x.result.position?.spanId ?? null)}::text[],
-      ${column((x) => JSON.stringify(x.result.state))}::text[],
+      ${states}::text[],
       ${column((x) => x.result.settled)}::bool[],
       ${column((x) => x.claimed.lastIngestAt)}::timestamptz[],
       ${tokens}::int8[]
     ) AS v(workspace_id, id, ns, span_id, state, settled, claimed_at, token)
     WHERE c.workspace_id = v.workspace_id AND c.id = v.id ${PREPARED}`.execute(db);
-  return tokens;
+  // each state's token, and its size as stored (JSON characters): what an evaluator's copy holds
+  return tokens.map((token, i) => ({ token, bytes: states[i]!.length }));
 }
 
 /**

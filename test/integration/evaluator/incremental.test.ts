@@ -315,6 +315,39 @@ describe('incremental evaluation', () => {
     ]);
   });
 
+  it('starts from its own copy of the state while the row holds its token, else from the row', async () => {
+    // a stored state that, if read, would see a drop from 999,999 tokens on the next call
+    const plant = () =>
+      store.db
+        .updateTable('conversations')
+        .set({
+          state: JSON.stringify({
+            v: 1,
+            sinceCheckpoint: 1,
+            detectors: { history_lost: { prev: 999_999 } },
+          }),
+        })
+        .where('id', '=', 'k')
+        .execute();
+    const evaluator = testEvaluator(store, { detectors: [dropDetector] });
+    await ingest(store.db, [call('k', 1, tokens(10_000))]);
+    expect(await evaluator.runOnce()).toBe(1);
+    await plant(); // the token stays the one this evaluator stored
+    await ingest(store.db, [call('k', 2, tokens(9_500))]);
+    expect(await evaluator.runOnce()).toBe(1);
+    await evaluator.stop();
+    // judged from its copy (10,000 -> 9,500): nothing lost
+    expect(await findingKeys(store.db)).toEqual([]);
+
+    // another process holds no copy: it reads the row
+    await plant();
+    await ingest(store.db, [call('k', 3, tokens(9_000))]);
+    const other = testEvaluator(store, { detectors: [dropDetector] });
+    expect(await other.runOnce()).toBe(1);
+    await other.stop();
+    expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('k', 3)} warning`]);
+  });
+
   it('replays from the beginning after a failure, not trusting the stored state', async () => {
     const strict: Detector<{ prev: number | null }> = {
       ...dropDetector,
