@@ -100,6 +100,30 @@ function canonicalJson(value: unknown): string {
 }
 
 /**
+ * The `findings` row of a new finding: dated `createdAt` (else now), `late` when found by judging
+ * calls again.
+ */
+function findingRow(workspaceId: string, { draft, createdAt, late }: FindingUpsert) {
+  return {
+    workspace_id: workspaceId,
+    detector: draft.detector,
+    anchor: draft.anchor,
+    severity: draft.severity,
+    kind: draft.kind,
+    conversation_id: draft.conversationId,
+    stream_key: draft.streamKey,
+    run_id: draft.runId,
+    trace_id: draft.traceId,
+    span_id: draft.spanId,
+    model: draft.model,
+    summary: draft.summary,
+    details: JSON.stringify(draft.details),
+    created_at: createdAt ?? sql<Date>`now()`,
+    late: late ?? false,
+  };
+}
+
+/**
  * Inserts a finding, or updates the one with the same `(detector, anchor)`: the severity is
  * raised but never lowered; kind, summary, details, model and the anchoring call are replaced.
  * An update that changes nothing is skipped (`unchanged`). Safe under concurrency: a
@@ -126,23 +150,7 @@ export async function upsertFinding(
 
     const inserted = await db
       .insertInto('findings')
-      .values({
-        workspace_id: workspaceId,
-        detector: draft.detector,
-        anchor: draft.anchor,
-        severity: draft.severity,
-        kind: draft.kind,
-        conversation_id: draft.conversationId,
-        stream_key: draft.streamKey,
-        run_id: draft.runId,
-        trace_id: draft.traceId,
-        span_id: draft.spanId,
-        model: draft.model,
-        summary: draft.summary,
-        details: JSON.stringify(draft.details),
-        ...(options.createdAt ? { created_at: options.createdAt } : {}),
-        ...(options.late ? { late: true } : {}),
-      })
+      .values(findingRow(workspaceId, { draft, ...options }))
       .onConflict((oc) => oc.columns(['workspace_id', 'detector', 'anchor']).doNothing())
       .returning('id')
       .executeTakeFirst();
@@ -420,28 +428,7 @@ export async function upsertFindings(
   if (inserts.length > 0) {
     const inserted = await db
       .insertInto('findings')
-      .values(
-        inserts.map((i) => {
-          const { draft, createdAt, late } = upserts[i]!;
-          return {
-            workspace_id: workspaceId,
-            detector: draft.detector,
-            anchor: draft.anchor,
-            severity: draft.severity,
-            kind: draft.kind,
-            conversation_id: draft.conversationId,
-            stream_key: draft.streamKey,
-            run_id: draft.runId,
-            trace_id: draft.traceId,
-            span_id: draft.spanId,
-            model: draft.model,
-            summary: draft.summary,
-            details: JSON.stringify(draft.details),
-            created_at: createdAt ?? sql<Date>`now()`,
-            late: late ?? false,
-          };
-        }),
-      )
+      .values(inserts.map((i) => findingRow(workspaceId, upserts[i]!)))
       .onConflict((oc) => oc.columns(['workspace_id', 'detector', 'anchor']).doNothing())
       .returning(['id', 'detector', 'anchor'])
       .execute();

@@ -18,7 +18,12 @@ import type { Db } from './db.ts';
 import { PREPARED } from './prepared.ts';
 import type { CompactionsTable, LlmCallsTable, LogRecordsTable } from './schema.ts';
 import { insertStaged, type IngestTx } from './staging.ts';
-import { compactionRow, llmCallRow, toLlmCall } from './timeline.ts';
+import {
+  CALL_COLUMNS as CALL_MODEL_COLUMNS,
+  compactionRow,
+  llmCallRow,
+  toLlmCall,
+} from './timeline.ts';
 
 /** Rows per INSERT statement (keeps bind parameters far below Postgres' 65,535). */
 const CHUNK = 500;
@@ -142,43 +147,8 @@ export async function insertLogRecords(
   }
 }
 
-const CALL_COLUMNS = [
-  'workspace_id',
-  'trace_id',
-  'span_id',
-  'parent_span_id',
-  'conversation_id',
-  'conversation_synthetic',
-  'agent_id',
-  'stream_key',
-  'run_id',
-  'side_call',
-  'request_id',
-  'start_ns',
-  'end_ns',
-  'producer',
-  'provider',
-  'request_model',
-  'response_model',
-  'input_tokens_raw',
-  'cache_read_tokens',
-  'cache_write_tokens',
-  'output_tokens',
-  'context_tokens',
-  'usage_rule',
-  'context_window',
-  'window_source',
-  'agent_version',
-  'finish_reason_raw',
-  'finish_class',
-  'output_tool_call',
-  'output_tool_name',
-  'max_output_tokens',
-  'parts',
-  'compacted',
-  'input_messages',
-  'cost_usd',
-];
+/** The columns a call's row is written with: what its model reads, and its captured messages. */
+const CALL_COLUMNS = [...CALL_MODEL_COLUMNS, 'input_messages'];
 
 /** The columns of a call that replaces rows of the same request: with what an import said. */
 const MERGED_CALL_COLUMNS = [...CALL_COLUMNS, 'imported'];

@@ -58,3 +58,18 @@ export async function startTestServer(
     },
   };
 }
+
+/** The server's in-flight ingest gauge (`rotscope_ingest_inflight_requests`), read in-process. */
+export async function inflightRequests(server: Pick<TestServer, 'app'>): Promise<number> {
+  return (await server.app.metrics.ingestInflight.get()).values[0]?.value ?? 0;
+}
+
+/** Waits until the server's in-flight gauge reads `count` (at most 10 s, then throws). */
+export async function untilInflight(server: Pick<TestServer, 'app'>, count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while ((await inflightRequests(server)) !== count) {
+    if (Date.now() > deadline)
+      throw new Error(`in flight: ${await inflightRequests(server)}, not ${count}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,7 +1,7 @@
 /** Over the in-flight limit the receiver answers 429 with Retry-After at once, before reading the body. */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startTestServer, untilInflight, type TestServer } from '../../helpers/server.ts';
 import { jsonRequest, jsonSpan, post } from '../../helpers/otlp-bodies.ts';
 
 let server: TestServer;
@@ -14,20 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-
-/** The in-flight gauge (`rotscope_ingest_inflight_requests`), read in-process. */
-async function inflight(): Promise<number> {
-  return (await server.app.metrics.ingestInflight.get()).values[0]?.value ?? 0;
-}
-
-/** Waits until the in-flight gauge reads `count`. */
-async function untilInflight(count: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while ((await inflight()) !== count) {
-    if (Date.now() > deadline) throw new Error(`in flight: ${await inflight()}, not ${count}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Starts a request whose body never finishes: it stays in flight until `end()`. */
 function slowRequest(url: string): { end: () => Promise<number> } {
@@ -66,7 +52,7 @@ describe('overload', () => {
   it('answers 429 with Retry-After while the limit is reached, and 200 once requests finish', async () => {
     const first = slowRequest(server.url);
     const second = slowRequest(server.url);
-    await untilInflight(2);
+    await untilInflight(server, 2);
     const body = JSON.stringify(jsonRequest([jsonSpan()]));
     const refused = await post(`${server.url}/v1/traces`, body, {
       'content-type': 'application/json',

@@ -8,7 +8,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { inflightRequests, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { createTestStore, type TestStore } from '../../helpers/store.ts';
 import { slowIngestStore } from '../../helpers/slow-store.ts';
 import { hex, jsonRequest, jsonSpan } from '../../helpers/otlp-bodies.ts';
@@ -37,9 +37,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The in-flight gauge, read in-process: on PGlite a request to /metrics would wait for the
  * commit holding the one connection (the auth hook's lookup). */
-async function inflight(): Promise<number> {
-  return (await server.app.metrics.ingestInflight.get()).values[0]?.value ?? 0;
-}
+const inflight = () => inflightRequests(server);
 
 /** Sends one whole batch of spans of `traceId` on a socket of its own, and leaves it open. */
 async function upload(traceId: string): Promise<net.Socket> {

@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startTestServer, untilInflight, type TestServer } from '../../helpers/server.ts';
 import { jsonRequest, jsonSpan, post } from '../../helpers/otlp-bodies.ts';
 
 const HEADERS_MS = 1_000;
@@ -33,20 +33,6 @@ afterAll(async () => {
 });
 
 const body = JSON.stringify(jsonRequest([jsonSpan()]));
-
-/** The in-flight gauge (`rotscope_ingest_inflight_requests`), read in-process. */
-async function inflight(): Promise<number> {
-  return (await server.app.metrics.ingestInflight.get()).values[0]?.value ?? 0;
-}
-
-/** Waits until the in-flight gauge reads `count`. */
-async function untilInflight(count: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while ((await inflight()) !== count) {
-    if (Date.now() > deadline) throw new Error(`in flight: ${await inflight()}, not ${count}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 interface OpenSocket {
   socket: net.Socket;
@@ -90,7 +76,7 @@ describe('connection time limits', () => {
       socket.write(head(Buffer.byteLength(body)));
       dribble(socket, body, 1_000); // one byte a second
     }
-    await untilInflight(2);
+    await untilInflight(server, 2);
     // Both slots are held by the slow clients.
     const refused = await post(`${server.url}/v1/traces`, body, {
       'content-type': 'application/json',
