@@ -231,6 +231,7 @@ export async function evaluateConversation(
   const replay = await replayPages(db, key, position, {
     pageSize,
     maxCalls,
+    within: claimed.callStarts,
     firstPage: (want) =>
       prefetched && samePosition(prefetched.after, position)
         ? pageOfPrefetched(prefetched, want)

@@ -227,6 +227,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
             workspaceId: conversation.workspaceId,
             conversationId: conversation.conversationId,
             after: prefetchPosition(conversation),
+            within: conversation.callStarts,
           })),
           pageSize,
         );

@@ -9,7 +9,12 @@ import { buildTimeline } from '../detectors/timeline.ts';
 import type { Thresholds } from '../model/thresholds.ts';
 import type { WindowOverride } from '../model/window-overrides.ts';
 import type { Db } from '../store/db.ts';
-import { loadTimelinePage, type TimelinePage, type TimelinePosition } from '../store/timeline.ts';
+import {
+  loadTimelinePage,
+  type CallStarts,
+  type TimelinePage,
+  type TimelinePosition,
+} from '../store/timeline.ts';
 import { applyWindowOverrides } from './window-overrides.ts';
 
 /** The knobs a page is judged with. */
@@ -52,6 +57,8 @@ export async function replayPages(
     maxCalls: number;
     onPage: (page: TimelinePage) => void;
     firstPage?: (want: number) => TimelinePage | undefined;
+    /** The range of the conversation's call starts, when known: only its partitions are read. */
+    within?: CallStarts | null | undefined;
   },
 ): Promise<ReplayResult> {
   let position = start;
@@ -61,7 +68,7 @@ export async function replayPages(
     const want = Math.min(options.pageSize, options.maxCalls - calls);
     const page =
       (calls === 0 ? options.firstPage?.(want) : undefined) ??
-      (await loadTimelinePage(db, key, position, want));
+      (await loadTimelinePage(db, key, position, want, options.within));
     if (!page.last) break;
     options.onPage(page);
     position = page.last;

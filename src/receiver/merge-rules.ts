@@ -671,6 +671,8 @@ export function replacementMarks(
       conversationId: call.conversationId,
       fromNs,
       calls: 0,
+      // the replacing call is a new row: its conversation's range of call starts holds it
+      callStarts: { fromNs: call.startNs, toNs: call.startNs },
       settleMs: settleMs(call.producer),
     });
   }

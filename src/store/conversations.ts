@@ -11,7 +11,7 @@ import type { Clock } from '../model/clock.ts';
 import { nowOf } from './clock-sql.ts';
 import type { Db } from './db.ts';
 import { PREPARED } from './prepared.ts';
-import type { TimelinePosition } from './timeline.ts';
+import type { CallStarts, TimelinePosition } from './timeline.ts';
 import { noteUnknownWindows, type UnjudgedCalls } from './window-notices.ts';
 import { latestProjects, type ConversationProject } from '../model/calls.ts';
 
@@ -48,6 +48,8 @@ export interface ClaimedConversation {
   judgedNs?: string | null;
   /** The project the conversation runs in (the latest reported), null when none: mutes match on it. */
   project: string | null;
+  /** The range of its calls' starts (migration 0190); null when unknown. */
+  callStarts?: CallStarts | null;
 }
 
 /** What one ingest transaction adds to a conversation. */
@@ -57,10 +59,33 @@ export interface IngestMark {
   fromNs: string;
   /** Number of new calls. */
   calls: number;
+  /**
+   * The earliest and latest start of the calls this mark's ingest wrote (new ones, or ones
+   * replacing stored rows): the conversation's range of call starts widens to hold them.
+   * Absent when it wrote none; absent with `calls` > 0, the range becomes unknown.
+   */
+  callStarts?: CallStarts;
   /** Quiet time (ms) the conversation needs before evaluation, beyond the default; 0 for none. */
   settleMs?: number;
   /** Set by an import: its start (Unix ns); calls before it are history (see ClaimedConversation). */
   historyBeforeNs?: string;
+}
+
+/** The `calls_from_ns`/`calls_to_ns` of a conversation with no call: an empty range. */
+const NO_CALLS: CallStarts = { fromNs: '9223372036854775807', toNs: '-9223372036854775808' };
+
+/** What a mark tells of the calls it wrote: their starts, none written, or unknown starts. */
+function startsOf(mark: IngestMark): CallStarts | null {
+  return mark.callStarts ?? (mark.calls > 0 ? null : NO_CALLS);
+}
+
+/** The range holding both; null (unknown) when either is. */
+function widened(a: CallStarts | null, b: CallStarts | null): CallStarts | null {
+  if (a === null || b === null) return null;
+  return {
+    fromNs: BigInt(a.fromNs) <= BigInt(b.fromNs) ? a.fromNs : b.fromNs,
+    toNs: BigInt(a.toNs) >= BigInt(b.toNs) ? a.toNs : b.toNs,
+  };
 }
 
 /**
@@ -90,6 +115,7 @@ export async function noteConversations(
             conversationId: mark.conversationId,
             fromNs: BigInt(seen.fromNs) <= BigInt(mark.fromNs) ? seen.fromNs : mark.fromNs,
             calls: seen.calls + mark.calls,
+            ...withStarts(widened(startsOf(seen), startsOf(mark))),
             settleMs: Math.max(seen.settleMs ?? 0, mark.settleMs ?? 0),
             ...laterOf(seen.historyBeforeNs, mark.historyBeforeNs),
           }
@@ -104,6 +130,7 @@ export async function noteConversations(
       ids.map((id) => {
         const mark = merged.get(id);
         const project = projectOf.get(id);
+        const starts = mark ? startsOf(mark) : NO_CALLS;
         return {
           workspace_id: workspaceId,
           id,
@@ -115,6 +142,8 @@ export async function noteConversations(
           history_before_ns: mark?.historyBeforeNs ?? null,
           project: project?.project ?? null,
           project_at_ns: project?.atNs ?? null,
+          calls_from_ns: starts?.fromNs ?? null,
+          calls_to_ns: starts?.toNs ?? null,
         };
       }),
     )
@@ -131,6 +160,9 @@ export async function noteConversations(
         updated_at: sql`CASE WHEN excluded.dirty THEN now() ELSE conversations.updated_at END`,
         project: sql`CASE WHEN excluded.project_at_ns IS NULL THEN conversations.project WHEN conversations.project_at_ns IS NULL OR conversations.project_at_ns <= excluded.project_at_ns THEN excluded.project ELSE conversations.project END`,
         project_at_ns: sql`GREATEST(conversations.project_at_ns, excluded.project_at_ns)`,
+        // unknown (null) stays unknown: a call outside a known range would go unread
+        calls_from_ns: sql`CASE WHEN conversations.calls_from_ns IS NULL OR excluded.calls_from_ns IS NULL THEN NULL ELSE LEAST(conversations.calls_from_ns, excluded.calls_from_ns) END`,
+        calls_to_ns: sql`CASE WHEN conversations.calls_to_ns IS NULL OR excluded.calls_to_ns IS NULL THEN NULL ELSE GREATEST(conversations.calls_to_ns, excluded.calls_to_ns) END`,
       }),
     )
     .execute();
@@ -269,6 +301,10 @@ export async function holdEvaluation(
     .execute();
 }
 
+/** A merged mark's `callStarts`: absent when unknown (its `calls` are more than 0 then). */
+const withStarts = (starts: CallStarts | null): { callStarts?: CallStarts } =>
+  starts === null ? {} : { callStarts: starts };
+
 /** The later of two optional Unix ns times, as a partial IngestMark. */
 function laterOf(a: string | undefined, b: string | undefined): { historyBeforeNs?: string } {
   if (a === undefined) return b === undefined ? {} : { historyBeforeNs: b };
@@ -287,6 +323,8 @@ const CLAIMED_COLUMNS = [
   'eval_failures',
   'history_before_ns',
   'project',
+  'calls_from_ns',
+  'calls_to_ns',
   sql<string>`last_ingest_at::text`.as('last_ingest_text'),
   sql<string | null>`GREATEST(judged_ns, evaluated_ns)`.as('judged_to_ns'),
 ] as const;
@@ -406,6 +444,8 @@ function toClaimed(row: {
   eval_failures: number;
   history_before_ns: string | null;
   project: string | null;
+  calls_from_ns: string | null;
+  calls_to_ns: string | null;
   last_ingest_text: string;
   judged_to_ns: string | null;
 }): ClaimedConversation {
@@ -424,6 +464,10 @@ function toClaimed(row: {
     historyBeforeNs: row.history_before_ns === null ? null : String(row.history_before_ns),
     judgedNs: row.judged_to_ns === null ? null : String(row.judged_to_ns),
     project: row.project,
+    callStarts:
+      row.calls_from_ns === null || row.calls_to_ns === null
+        ? null
+        : { fromNs: String(row.calls_from_ns), toNs: String(row.calls_to_ns) },
   };
 }
 

@@ -166,6 +166,7 @@ export const marksOf = (
     conversationId: row.conversation_id,
     fromNs: String(row.at_ns),
     calls: calls ? 1 : 0,
+    ...(calls ? { callStarts: { fromNs: String(row.at_ns), toNs: String(row.at_ns) } } : {}),
     settleMs: row.producer === undefined ? 0 : settleMs(row.producer),
   }));
 

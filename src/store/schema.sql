@@ -129,7 +129,9 @@ CREATE TABLE public.conversations (
     project text,
     project_at_ns bigint,
     judged_ns bigint,
-    state_token bigint
+    state_token bigint,
+    calls_from_ns bigint,
+    calls_to_ns bigint
 );
 ALTER TABLE public.conversations ADD CONSTRAINT conversations_pkey PRIMARY KEY (workspace_id, id);
 ALTER TABLE public.conversations ADD CONSTRAINT conversations_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE;

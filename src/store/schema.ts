@@ -233,6 +233,20 @@ export interface ConversationsTable {
     string | number | bigint | null | undefined,
     string | number | bigint | null
   >;
+  /**
+   * Migration 0190: the range of the conversation's call starts (Unix ns): every stored call
+   * starts within it. Both null: unknown. From after to: no call yet.
+   */
+  calls_from_ns: ColumnType<
+    string | null,
+    string | number | bigint | null | undefined,
+    string | number | bigint | null
+  >;
+  calls_to_ns: ColumnType<
+    string | null,
+    string | number | bigint | null | undefined,
+    string | number | bigint | null
+  >;
 }
 
 /** Added by 0002_evaluator.sql: detector state saved at a call position, for replays. */

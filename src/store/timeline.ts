@@ -33,6 +33,31 @@ export interface TimelinePosition {
   spanId: string;
 }
 
+/**
+ * The range of a conversation's call starts (Unix ns, decimal strings) as its row records it
+ * (`conversations.calls_from_ns` and `calls_to_ns`, migration 0190): every stored call of the
+ * conversation starts within it. `fromNs` after `toNs`: the conversation has no call. Reads
+ * bounded by it scan only the daily partitions of `llm_calls` it covers.
+ */
+export interface CallStarts {
+  fromNs: string;
+  toNs: string;
+}
+
+/** The int8 bounds, for reads of a conversation whose call starts are unknown. */
+const MIN_NS = '-9223372036854775808';
+const MAX_NS = '9223372036854775807';
+
+/** The starts a read after `after` needs, within `within` (unknown: every start after `after`). */
+function startsToRead(
+  after: TimelinePosition | null,
+  within: CallStarts | null | undefined,
+): { lo: string; hi: string } {
+  const from = within?.fromNs ?? MIN_NS;
+  const lo = after !== null && BigInt(after.ns) > BigInt(from) ? after.ns : from;
+  return { lo, hi: within?.toNs ?? MAX_NS };
+}
+
 export interface TimelinePage {
   /** The page's calls, by `(startNs, spanId)`. */
   calls: LlmCall[];
@@ -217,19 +242,25 @@ export function compactionRow(compaction: Compaction) {
 
 /**
  * Reads up to `limit` calls of a conversation after `after` (all from the start when null),
- * with the compactions that precede them and follow `after`.
+ * with the compactions that precede them and follow `after`. `within`: the range of the
+ * conversation's call starts, when known (only the partitions it covers are read).
  */
 export async function loadTimelinePage(
   db: Db,
   key: { workspaceId: string; conversationId: string },
   after: TimelinePosition | null,
   limit: number,
+  within?: CallStarts | null,
 ): Promise<TimelinePage> {
   let callsQuery = db
     .selectFrom('llm_calls')
     .select(CALL_COLUMNS)
     .where('workspace_id', '=', key.workspaceId)
     .where('conversation_id', '=', key.conversationId);
+  if (within) {
+    const { lo, hi } = startsToRead(after, within);
+    callsQuery = callsQuery.where('start_ns', '>=', lo).where('start_ns', '<=', hi);
+  }
   if (after) {
     callsQuery = callsQuery.where((eb) =>
       eb(eb.refTuple('start_ns', 'span_id'), '>', eb.tuple(after.ns, after.spanId)),
@@ -280,7 +311,9 @@ export interface PrefetchedPage {
 /**
  * Reads the first page of several conversations at once (an evaluator's batch): two queries
  * for the batch instead of two per conversation. Each conversation's calls come from the same
- * indexed range read as `loadTimelinePage` (a LATERAL subquery per conversation).
+ * indexed range read as `loadTimelinePage` (a LATERAL subquery per conversation), within its
+ * call starts when known; the batch's whole range is also given as constants, so the plan
+ * holds only the partitions it covers.
  */
 export async function prefetchTimelinePages(
   db: Db,
@@ -288,6 +321,7 @@ export async function prefetchTimelinePages(
     workspaceId: string;
     conversationId: string;
     after: TimelinePosition | null;
+    within?: CallStarts | null | undefined;
   }>,
   limit: number,
 ): Promise<PrefetchedPage[]> {
@@ -297,14 +331,24 @@ export async function prefetchTimelinePages(
   // No position: before every call (start_ns is never negative; '' sorts first).
   const afterNs = wanted.map((w) => w.after?.ns ?? '-1');
   const afterSpans = wanted.map((w) => w.after?.spanId ?? '');
+  const starts = wanted.map((w) => startsToRead(w.after, w.within));
+  let batchLo = BigInt(MAX_NS);
+  let batchHi = BigInt(MIN_NS);
+  for (const { lo, hi } of starts) {
+    if (BigInt(lo) < batchLo) batchLo = BigInt(lo);
+    if (BigInt(hi) > batchHi) batchHi = BigInt(hi);
+  }
   const wantedRows = sql`unnest(${workspaces}::text[], ${conversations}::text[], ${afterNs}::int8[],
-    ${afterSpans}::text[]) WITH ORDINALITY AS w(workspace_id, conversation_id, after_ns, after_span, n)`;
+    ${afterSpans}::text[], ${starts.map((s) => s.lo)}::int8[], ${starts.map((s) => s.hi)}::int8[])
+    WITH ORDINALITY AS w(workspace_id, conversation_id, after_ns, after_span, lo_ns, hi_ns, n)`;
   const callRows = await sql<CallRow & { wanted_n: string }>`
     SELECT w.n AS wanted_n, c.* FROM ${wantedRows}
     CROSS JOIN LATERAL (
       SELECT ${sql.join(CALL_COLUMNS.map((column) => sql.ref(`l.${column}`)))} FROM llm_calls l
        WHERE l.workspace_id = w.workspace_id AND l.conversation_id = w.conversation_id
          AND (l.start_ns, l.span_id) > (w.after_ns, w.after_span)
+         AND l.start_ns BETWEEN w.lo_ns AND w.hi_ns
+         AND l.start_ns BETWEEN ${String(batchLo)}::int8 AND ${String(batchHi)}::int8
        ORDER BY l.start_ns, l.span_id
        LIMIT ${limit}) c
     ORDER BY w.n, c.start_ns, c.span_id ${PREPARED}`.execute(db);

@@ -42,10 +42,20 @@ export async function ingest(
     const marks = new Map<string, IngestMark>();
     const add = (conversationId: string, ns: string, n: number) => {
       const seen = marks.get(conversationId);
+      const starts = seen?.callStarts;
       marks.set(conversationId, {
         conversationId,
         fromNs: seen && BigInt(seen.fromNs) < BigInt(ns) ? seen.fromNs : ns,
         calls: (seen?.calls ?? 0) + n,
+        // the range of the calls' starts, as ingest records it (the evaluator reads within it)
+        ...(n === 0
+          ? starts && { callStarts: starts }
+          : {
+              callStarts: {
+                fromNs: starts && BigInt(starts.fromNs) < BigInt(ns) ? starts.fromNs : ns,
+                toNs: starts && BigInt(starts.toNs) > BigInt(ns) ? starts.toNs : ns,
+              },
+            }),
       });
     };
     for (const c of calls) add(c.conversationId, c.startNs, 1);

@@ -1,7 +1,8 @@
 /**
  * The evaluator's batch read (`prefetchTimelinePages` + `pageOfPrefetched`) gives the very
  * page `loadTimelinePage` gives, for every conversation of the batch, from the start and
- * after a position, with compactions cut at the page's last call.
+ * after a position, with compactions cut at the page's last call; and both give the same
+ * pages within the range of call starts the conversation's row records (migration 0190).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -51,6 +52,30 @@ describe('prefetched timeline pages', () => {
         expect(pageOfPrefetched(pages[i]!, limit), `${i} ${limit}`).toEqual(expected);
       }
     }
+    // Within each conversation's range of call starts (as its row records it): the same pages.
+    const ranges = await store.db
+      .selectFrom('conversations')
+      .select(['id', 'calls_from_ns', 'calls_to_ns'])
+      .execute();
+    const within = (id: string) => {
+      const row = ranges.find((r) => r.id === id);
+      return row?.calls_from_ns && row.calls_to_ns
+        ? { fromNs: row.calls_from_ns, toNs: row.calls_to_ns }
+        : null;
+    };
+    expect(within('p')).toEqual({ fromNs: call('p', 1).startNs, toNs: call('p', 6).startNs });
+    const bounded = wanted.map((w) => ({ ...w, within: within(w.conversationId) }));
+    expect(await prefetchTimelinePages(store.db, bounded, prefetchLimit)).toEqual(pages);
+    for (const w of bounded)
+      for (const limit of [1, 2, 5])
+        expect(await loadTimelinePage(store.db, w, w.after, limit, w.within)).toEqual(
+          await loadTimelinePage(store.db, w, w.after, limit),
+        );
+    // A range that holds none of the calls reads none: the bound is applied.
+    const before = { fromNs: '0', toNs: String(BigInt(call('p', 1).startNs) - 1n) };
+    const [none] = await prefetchTimelinePages(store.db, [{ ...wanted[0]!, within: before }], 5);
+    expect(none!.calls).toEqual([]);
+    expect((await loadTimelinePage(store.db, wanted[0]!, null, 5, before)).calls).toEqual([]);
     // A page bigger than the prefetch cannot be told from it.
     expect(pageOfPrefetched(pages[0]!, 6)).toBeUndefined();
     expect(pageOfPrefetched(pages[2]!, 6)).toEqual(

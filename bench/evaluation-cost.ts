@@ -1,0 +1,138 @@
+/**
+ * Evaluation cost alone (issue 39): the bench's ingest load is stored by a `rotscope serve`
+ * child with the evaluator off, then this process evaluates every conversation it left dirty
+ * (src/evaluator/loop.ts, its defaults, nothing settling meanwhile) and reports the CPU of
+ * this process and of PostgreSQL's backends per stored span, ROUNDS times on fresh copies
+ * of the stored database. PostgreSQL only (DATABASE_URL).
+ */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+import type * as Loop from '../src/evaluator/loop.ts';
+import type * as Db from '../src/store/db.ts';
+import { createTestDatabase } from '../test/helpers/store.ts';
+import { databaseCpu, microsEach, ownCpuSeconds } from './cpu-time.ts';
+import { ingestLoad, sendAll } from './ingest.ts';
+import { startServerProcess } from './server-process.ts';
+
+const silentLog = { info() {}, warn() {}, error() {} };
+
+// The compiled evaluator users run (BENCH_FROM_DIST=1, after `npm run build`), else the source.
+const fromDist = process.env.BENCH_FROM_DIST === '1';
+const { startEvaluator } = (await import(
+  fromDist ? '../dist/evaluator/loop.js' : '../src/evaluator/loop.ts'
+)) as typeof Loop;
+const { openStore } = (await import(
+  fromDist ? '../dist/store/db.js' : '../src/store/db.ts'
+)) as typeof Db;
+
+/** BENCH_CPU_PROF=DIR: a CPU profile of the evaluation rounds only (not the load before them). */
+async function profiled<T>(name: string, run: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return run();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await run();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+export async function benchEvaluationCost(content: boolean, total: number, rounds: number) {
+  const source = (await createTestDatabase())!;
+  const server = await startServerProcess({
+    DATABASE_URL: source,
+    ROTSCOPE_EVALUATOR: 'false',
+    ROTSCOPE_MAX_INFLIGHT_INGEST: '64',
+    ROTSCOPE_MAX_INGEST_COMMIT_WAIT_MS: '0',
+  });
+  const { bodies, genAiSpans } = ingestLoad(total, content);
+  await sendAll(server.url, bodies);
+  await server.stop();
+  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await admin.connect();
+  const sourceName = new URL(source).pathname.slice(1);
+  const runs = [];
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const name = `${sourceName}_r${round}`;
+      await admin.query(`CREATE DATABASE ${name} TEMPLATE ${sourceName}`);
+      if (process.env.BENCH_LOG_STATEMENTS === '1')
+        await admin.query(`ALTER DATABASE ${name} SET log_min_duration_statement = 0`);
+      const url = new URL(source);
+      url.pathname = `/${name}`;
+      const store = await openStore({ databaseUrl: url.toString(), dataDir: '' });
+      const client = new pg.Client({ connectionString: url.toString() });
+      await client.connect();
+      try {
+        const evaluator = startEvaluator({
+          store,
+          config: { evaluatorQuietMs: 0, evaluatorPollMs: 3_600_000 },
+          log: silentLog,
+          maxWaitMs: 0,
+          maxPerRun: 1_000_000,
+          batchSize: Number(process.env.BENCH_BATCH ?? 16),
+        });
+        await store.db.selectFrom('workspaces').select('id').execute(); // pool warm
+        const database = await databaseCpu((text) => client.query(text));
+        const own = ownCpuSeconds();
+        const ownUsage = process.cpuUsage();
+        const started = performance.now();
+        let evaluated = 0;
+        await profiled(`evaluation-${content ? 'content' : 'plain'}-${round}`, async () => {
+          for (let n; (n = await evaluator.runOnce()) > 0;) evaluated += n;
+        });
+        const ms = performance.now() - started;
+        const server = ownCpuSeconds() - own;
+        const usage = process.cpuUsage(ownUsage);
+        const db = await database.stop();
+        await evaluator.stop();
+        const sizes = (
+          await client.query(
+            'SELECT avg(length(state::text))::int AS text, avg(pg_column_size(state))::int AS stored FROM conversations',
+          )
+        ).rows[0] as { text: number; stored: number };
+        runs.push({
+          content,
+          round,
+          conversations: evaluated,
+          ms: Math.round(ms),
+          userMs: Math.round(usage.user / 1000),
+          systemMs: Math.round(usage.system / 1000),
+          stateBytes: sizes,
+          cpuMicrosPerSpan: {
+            server: microsEach(server, genAiSpans),
+            database: microsEach(db, genAiSpans),
+          },
+        });
+      } finally {
+        await client.end();
+        await store.close();
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }
+    }
+  } finally {
+    if (process.env.BENCH_KEEP === '1') console.error(`kept ${sourceName}`);
+    else await admin.query(`DROP DATABASE IF EXISTS ${sourceName} WITH (FORCE)`);
+    await admin.end();
+  }
+  return runs;
+}
+
+const total = Number(process.env.BENCH_SPANS ?? 48 * 512);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const loads =
+  process.env.BENCH_CONTENT === '1'
+    ? [true]
+    : process.env.BENCH_CONTENT === '0'
+      ? [false]
+      : [false, true];
+for (const content of loads)
+  for (const run of await benchEvaluationCost(content, total, rounds))
+    console.log(JSON.stringify({ bench: 'evaluation-cost', ...run }));
