@@ -53,6 +53,8 @@ export interface EvaluatorOptions {
   detectors?: readonly Detector[];
   /** Called after each evaluation commits (metrics, latency benchmarks, tests). */
   onEvaluated?: (result: EvaluationResult) => void;
+  /** Called after each batch commits: how many conversations its claim asked for, and got. */
+  onBatch?: (batch: { limit: number; claimed: number }) => void;
   /** Tuning passed to each evaluation (page size, transaction size, checkpoint interval). */
   tuning?: Omit<EvaluateOptions, 'detectors'>;
   /**
@@ -69,6 +71,14 @@ export interface EvaluatorOptions {
    * conversation waits for the commit. Default 16.
    */
   batchSize?: number;
+  /**
+   * Under a backlog a worker's batches grow: after a claim that came back full, its next claim
+   * asks for twice as many, up to this; after one that came back short, `batchSize` again. A
+   * batch's fixed costs (the claim, the batch read's planning, the save, the commit) are then
+   * shared by more conversations when there are many to evaluate, and a quiet stream keeps
+   * small batches and short claims. Default 64 (never below `batchSize`).
+   */
+  maxBatchSize?: number;
   /**
    * Conversations evaluated at once, each on its own connection. Default 4 on PostgreSQL
    * (keep it below the pool size), 1 on PGlite (a single connection).
@@ -169,6 +179,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const detectors = options.detectors ?? DETECTORS;
   const maxPerRun = options.maxPerRun ?? 1000;
   const batchSize = Math.max(1, Math.floor(options.batchSize ?? 16));
+  const maxBatchSize = Math.max(batchSize, Math.floor(options.maxBatchSize ?? 64));
   const maxWaitMs = options.maxWaitMs ?? Math.max(1000, 2 * config.evaluatorQuietMs);
   const concurrency = Math.max(1, options.concurrency ?? (store.kind === 'postgres' ? 4 : 1));
   const evaluateOptions: EvaluateOptions = { ...options.tuning, detectors };
@@ -193,9 +204,9 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
    * are claimed again at once); a failure before it, or a database that cannot be reached (no
    * conversation is at fault: the claims rolled back, they stay dirty), rejects.
    */
-  async function evaluateNext(): Promise<
+  async function evaluateNext(limit: number): Promise<
     | { status: 'none' }
-    | { status: 'evaluated'; results: EvaluationResult[]; more: boolean }
+    | { status: 'evaluated'; results: EvaluationResult[]; more: boolean; full: boolean }
     | { status: 'failed' }
   > {
     let current: ClaimedConversation | undefined;
@@ -203,6 +214,8 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     let stored: Array<{ save: PendingSave; token: string; bytes: number }> = [];
     try {
       let more = false;
+      let full = false;
+      let claimedCount = 0;
       const results = await store.db.transaction().execute(async (trx) => {
         if (store.kind === 'postgres')
           await sql`SELECT set_config('application_name', 'rotscope-evaluator', true),
@@ -213,12 +226,14 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
         const claimed = await claimSettledConversations(trx, {
           quietMs: config.evaluatorQuietMs,
           maxWaitMs,
-          limit: batchSize,
+          limit,
           clock: options.clock,
           states: copies,
         });
         // A short batch took every conversation settled now: no need to claim again.
-        more = claimed.length === batchSize;
+        claimedCount = claimed.length;
+        full = claimed.length === limit;
+        more = full;
         const alertSettings = new Map<string, AlertSettings>();
         // The first page of every claimed conversation, in two queries for the batch.
         const prefetched = await prefetchTimelinePages(
@@ -265,7 +280,9 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           { token, bytes },
           save.result.state,
         );
-      return results.length > 0 ? { status: 'evaluated', results, more } : { status: 'none' };
+      if (results.length === 0) return { status: 'none' };
+      options.onBatch?.({ limit, claimed: claimedCount });
+      return { status: 'evaluated', results, more, full };
     } catch (error) {
       if (!current || isDatabaseUnavailable(error)) throw error;
       // Lost a race with another transaction (a deadlock, a serialization failure): nothing is
@@ -338,8 +355,10 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
       while (workers.length < concurrency) addWorker();
     };
     const worker = async (): Promise<void> => {
+      /** This worker's next claim: doubles after a full one (a backlog), up to maxBatchSize. */
+      let limit = batchSize;
       while (!stopping && budget > 0) {
-        const next = await evaluateNext();
+        const next = await evaluateNext(limit);
         if (failing) {
           failing = false;
           log.info({}, 'evaluator reaches the database again');
@@ -349,6 +368,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           budget -= 1;
           continue;
         }
+        limit = next.full ? Math.min(2 * limit, maxBatchSize) : batchSize;
         budget -= next.results.length;
         evaluated += next.results.length;
         for (const result of next.results) reportEvaluated(result);
