@@ -204,7 +204,9 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
    * are claimed again at once); a failure before it, or a database that cannot be reached (no
    * conversation is at fault: the claims rolled back, they stay dirty), rejects.
    */
-  async function evaluateNext(limit: number): Promise<
+  async function evaluateNext(
+    limit: number,
+  ): Promise<
     | { status: 'none' }
     | { status: 'evaluated'; results: EvaluationResult[]; more: boolean; full: boolean }
     | { status: 'failed' }
