@@ -72,11 +72,12 @@ export interface EvaluatorOptions {
    */
   batchSize?: number;
   /**
-   * Under a backlog a worker's batches grow: after a claim that came back full, its next claim
-   * asks for twice as many, up to this; after one that came back short, `batchSize` again. A
-   * batch's fixed costs (the claim, the batch read's planning, the save, the commit) are then
-   * shared by more conversations when there are many to evaluate, and a quiet stream keeps
-   * small batches and short claims. Default 64 (never below `batchSize`).
+   * Under a backlog the batches grow: after a claim that came back full, the next claim asks
+   * for twice as many, up to this; after one that came back short, half as many, down to
+   * `batchSize`, from one poll to the next. A batch's fixed costs (the claim, the batch read's
+   * planning, the save, the commit) are then shared by more conversations when there are many
+   * to evaluate, and a quiet stream keeps small batches and short claims. Default 64 (never
+   * below `batchSize`).
    */
   maxBatchSize?: number;
   /**
@@ -195,6 +196,12 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   /** Consecutive runs that could not reach the database (0 when it is reachable). */
   let failedRuns = 0;
   let wake: (() => void) | undefined;
+  /**
+   * How many conversations the next claim asks for: doubles after a claim that came back full
+   * (a backlog), up to `maxBatchSize`; halves after a short one, down to `batchSize`. Kept
+   * from one poll to the next, so a steady load keeps its large batches.
+   */
+  let claimLimit = batchSize;
 
   /**
    * Claims a batch of conversations and evaluates them one after the other in the claim's
@@ -357,20 +364,24 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
       while (workers.length < concurrency) addWorker();
     };
     const worker = async (): Promise<void> => {
-      /** This worker's next claim: doubles after a full one (a backlog), up to maxBatchSize. */
-      let limit = batchSize;
       while (!stopping && budget > 0) {
+        const limit = claimLimit;
         const next = await evaluateNext(limit);
         if (failing) {
           failing = false;
           log.info({}, 'evaluator reaches the database again');
         }
-        if (next.status === 'none') return;
+        if (next.status === 'none') {
+          claimLimit = Math.max(batchSize, Math.floor(limit / 2));
+          return;
+        }
         if (next.status === 'failed') {
           budget -= 1;
           continue;
         }
-        limit = next.full ? Math.min(2 * limit, maxBatchSize) : batchSize;
+        claimLimit = next.full
+          ? Math.min(2 * limit, maxBatchSize)
+          : Math.max(batchSize, Math.floor(limit / 2));
         budget -= next.results.length;
         evaluated += next.results.length;
         for (const result of next.results) reportEvaluated(result);
