@@ -1,13 +1,20 @@
 /**
- * Evaluation cost alone (issue 39): the bench's ingest load is stored by a `rotscope serve`
- * child with the evaluator off, then this process evaluates every conversation it left dirty
- * (src/evaluator/loop.ts, its defaults, nothing settling meanwhile) and reports the CPU of
- * this process and of PostgreSQL's backends per stored span, ROUNDS times on fresh copies
- * of the stored database. PostgreSQL only (DATABASE_URL).
+ * Evaluation cost alone (issue 39; `npm run bench -- evaluation-cost`): the ingest bench's load
+ * is stored by a `rotscope serve` child with the evaluator off, then this process evaluates
+ * every conversation it left dirty (src/evaluator/loop.ts with its defaults, nothing settling
+ * meanwhile) and reports the CPU of this process and of PostgreSQL's backends per stored span,
+ * BENCH_ROUNDS times on fresh copies of the stored database. No ingest runs beside it, so the
+ * figures are the evaluator's alone: `ingest`'s evaluator-on minus evaluator-off is the same
+ * cost plus what sharing the machine's cores with ingest adds. PostgreSQL only (DATABASE_URL).
+ * BENCH_FROM_DIST=1 evaluates with the compiled dist/ (run `npm run build` first), else the
+ * source; BENCH_CPU_PROF=DIR writes a CPU profile of each round; BENCH_LOG_STATEMENTS=1 logs
+ * every statement's duration to the server's log; BENCH_BATCH sets `batchSize`; BENCH_KEEP=1
+ * keeps the stored load's database.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type * as Loop from '../src/evaluator/loop.ts';
 import type * as Db from '../src/store/db.ts';
@@ -125,14 +132,27 @@ export async function benchEvaluationCost(content: boolean, total: number, round
   return runs;
 }
 
-const total = Number(process.env.BENCH_SPANS ?? 48 * 512);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-const loads =
-  process.env.BENCH_CONTENT === '1'
-    ? [true]
-    : process.env.BENCH_CONTENT === '0'
-      ? [false]
-      : [false, true];
-for (const content of loads)
-  for (const run of await benchEvaluationCost(content, total, rounds))
-    console.log(JSON.stringify({ bench: 'evaluation-cost', ...run }));
+/**
+ * Both loads (BENCH_CONTENT=0 or =1: one), BENCH_ROUNDS rounds each (default 3; the first
+ * warms the JIT), BENCH_SPANS spans a load (default 24,576). Nothing without DATABASE_URL.
+ */
+export async function benchEvaluationCostRuns(report: (run: object) => void): Promise<void> {
+  if (!process.env.DATABASE_URL) return;
+  const total = Number(process.env.BENCH_SPANS ?? 48 * 512);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const loads =
+    process.env.BENCH_CONTENT === '1'
+      ? [true]
+      : process.env.BENCH_CONTENT === '0'
+        ? [false]
+        : [false, true];
+  for (const content of loads)
+    for (const run of await benchEvaluationCost(content, total, rounds)) report(run);
+}
+
+// `npx tsx bench/evaluation-cost.ts` runs it alone (also in a checkout whose bench/index.ts
+// does not know it: the paired before/after runs).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  await benchEvaluationCostRuns((run) =>
+    console.log(JSON.stringify({ bench: 'evaluation-cost', ...run })),
+  );

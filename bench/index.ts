@@ -7,6 +7,12 @@ const want = (name: string) => which.length === 0 || which.includes(name);
 if (want('ingest')) {
   await benchIngest((run) => console.log(JSON.stringify({ bench: 'ingest', ...run })));
 }
+if (want('evaluation-cost')) {
+  const { benchEvaluationCostRuns } = await import('./evaluation-cost.ts');
+  await benchEvaluationCostRuns((run) =>
+    console.log(JSON.stringify({ bench: 'evaluation-cost', ...run })),
+  );
+}
 if (want('stages')) {
   const { benchStages } = await import('./stages.ts');
   console.log(JSON.stringify({ bench: 'stages', ...(await benchStages()) }));
