@@ -137,7 +137,10 @@ export async function benchEvaluationCost(content: boolean, total: number, round
  * warms the JIT), BENCH_SPANS spans a load (default 24,576). Nothing without DATABASE_URL.
  */
 export async function benchEvaluationCostRuns(report: (run: object) => void): Promise<void> {
-  if (!process.env.DATABASE_URL) return;
+  if (!process.env.DATABASE_URL) {
+    console.error('evaluation-cost: PostgreSQL only; set DATABASE_URL to run it');
+    return;
+  }
   const total = Number(process.env.BENCH_SPANS ?? 48 * 512);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const loads =
