@@ -244,7 +244,13 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
         full = claimed.length === limit;
         more = full;
         const alertSettings = new Map<string, AlertSettings>();
-        // The first page of every claimed conversation, in two queries for the batch.
+        // The first page of every claimed conversation, in two queries for the batch; at most
+        // the transaction's calls in all (64 long conversations would read 32,000 rows at
+        // once): a conversation with more left reads the rest page by page.
+        const prefetchLimit = Math.min(
+          pageSize,
+          Math.max(1, Math.ceil(maxCallsPerTransaction / Math.max(1, claimed.length))),
+        );
         const prefetched = await prefetchTimelinePages(
           trx,
           claimed.map((conversation) => ({
@@ -253,7 +259,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
             after: prefetchPosition(conversation),
             within: conversation.callStarts,
           })),
-          pageSize,
+          prefetchLimit,
         );
         const saves: PendingSave[] = [];
         const found: PendingFindings[] = [];
