@@ -6,4 +6,11 @@
 -- inserts (src/store/conversations.ts `noteConversations`). Both null: unknown (rows from
 -- before this migration, calls written without their starts): no bound, every partition is
 -- read, as before. `calls_from_ns` > `calls_to_ns`: the conversation has no call yet.
-ALTER TABLE conversations ADD COLUMN calls_from_ns bigint, ADD COLUMN calls_to_ns bigint;
+--
+-- `calls_noted_at`: the `last_ingest_at` the range was last kept with. Every writer of this
+-- version moves both together; a process of an earlier version still running during an upgrade
+-- moves `last_ingest_at` alone when it marks calls, without widening the range. A row whose two
+-- differ has a range that may miss calls: it reads as unknown, and becomes unknown at the next
+-- mark, for good.
+ALTER TABLE conversations ADD COLUMN calls_from_ns bigint, ADD COLUMN calls_to_ns bigint,
+  ADD COLUMN calls_noted_at timestamptz;

@@ -71,6 +71,13 @@ export interface IngestMark {
   historyBeforeNs?: string;
 }
 
+/**
+ * A row's range of call starts is kept: known, and moved with `last_ingest_at` by every write
+ * since (a process of an earlier version moves `last_ingest_at` alone).
+ */
+const rangeKept = sql`conversations.calls_from_ns IS NOT NULL AND excluded.calls_from_ns IS NOT NULL
+  AND conversations.calls_noted_at = conversations.last_ingest_at`;
+
 /** The `calls_from_ns`/`calls_to_ns` of a conversation with no call: an empty range. */
 const NO_CALLS: CallStarts = { fromNs: '9223372036854775807', toNs: '-9223372036854775808' };
 
@@ -144,6 +151,8 @@ export async function noteConversations(
           project_at_ns: project?.atNs ?? null,
           calls_from_ns: starts?.fromNs ?? null,
           calls_to_ns: starts?.toNs ?? null,
+          // the row's last_ingest_at: now() on insert
+          calls_noted_at: sql<Date>`now()`,
         };
       }),
     )
@@ -160,9 +169,11 @@ export async function noteConversations(
         updated_at: sql`CASE WHEN excluded.dirty THEN now() ELSE conversations.updated_at END`,
         project: sql`CASE WHEN excluded.project_at_ns IS NULL THEN conversations.project WHEN conversations.project_at_ns IS NULL OR conversations.project_at_ns <= excluded.project_at_ns THEN excluded.project ELSE conversations.project END`,
         project_at_ns: sql`GREATEST(conversations.project_at_ns, excluded.project_at_ns)`,
-        // unknown (null) stays unknown: a call outside a known range would go unread
-        calls_from_ns: sql`CASE WHEN conversations.calls_from_ns IS NULL OR excluded.calls_from_ns IS NULL THEN NULL ELSE LEAST(conversations.calls_from_ns, excluded.calls_from_ns) END`,
-        calls_to_ns: sql`CASE WHEN conversations.calls_to_ns IS NULL OR excluded.calls_to_ns IS NULL THEN NULL ELSE GREATEST(conversations.calls_to_ns, excluded.calls_to_ns) END`,
+        // unknown (null) stays unknown: a call outside a known range would go unread; so does
+        // a range an earlier version's write left behind (calls_noted_at, migration 0190)
+        calls_from_ns: sql`CASE WHEN ${rangeKept} THEN LEAST(conversations.calls_from_ns, excluded.calls_from_ns) END`,
+        calls_to_ns: sql`CASE WHEN ${rangeKept} THEN GREATEST(conversations.calls_to_ns, excluded.calls_to_ns) END`,
+        calls_noted_at: sql`CASE WHEN excluded.dirty THEN now() ELSE conversations.calls_noted_at END`,
       }),
     )
     .execute();
@@ -214,6 +225,9 @@ export async function markModelCallsDirty(
         dirty = true,
         dirty_since = CASE WHEN c.dirty THEN COALESCE(c.dirty_since, now()) ELSE now() END,
         last_ingest_at = now(),
+        -- a kept range stays kept (no call is added here)
+        calls_noted_at = CASE WHEN c.calls_noted_at = c.last_ingest_at THEN now()
+                              ELSE c.calls_noted_at END,
         pending_from_ns = LEAST(c.pending_from_ns, locked.from_ns),
         updated_at = now()
       FROM locked WHERE c.workspace_id = ${workspaceId} AND c.id = locked.id
@@ -323,8 +337,13 @@ const CLAIMED_COLUMNS = [
   'eval_failures',
   'history_before_ns',
   'project',
-  'calls_from_ns',
-  'calls_to_ns',
+  // the range of call starts, when kept by every write since (see migration 0190)
+  sql<string | null>`CASE WHEN calls_noted_at = last_ingest_at THEN calls_from_ns END`.as(
+    'calls_from_ns',
+  ),
+  sql<string | null>`CASE WHEN calls_noted_at = last_ingest_at THEN calls_to_ns END`.as(
+    'calls_to_ns',
+  ),
   sql<string>`last_ingest_at::text`.as('last_ingest_text'),
   sql<string | null>`GREATEST(judged_ns, evaluated_ns)`.as('judged_to_ns'),
 ] as const;

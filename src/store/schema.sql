@@ -131,7 +131,8 @@ CREATE TABLE public.conversations (
     judged_ns bigint,
     state_token bigint,
     calls_from_ns bigint,
-    calls_to_ns bigint
+    calls_to_ns bigint,
+    calls_noted_at timestamp with time zone
 );
 ALTER TABLE public.conversations ADD CONSTRAINT conversations_pkey PRIMARY KEY (workspace_id, id);
 ALTER TABLE public.conversations ADD CONSTRAINT conversations_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE;

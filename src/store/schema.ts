@@ -247,6 +247,11 @@ export interface ConversationsTable {
     string | number | bigint | null | undefined,
     string | number | bigint | null
   >;
+  /**
+   * Migration 0190: the `last_ingest_at` the range was kept with; another value (an earlier
+   * version's write during an upgrade) makes the range unknown.
+   */
+  calls_noted_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** Added by 0002_evaluator.sql: detector state saved at a call position, for replays. */

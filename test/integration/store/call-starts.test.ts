@@ -3,11 +3,13 @@
  * conversation's row the earliest and latest start of its calls, and the evaluator reads its
  * calls within that range (only the daily partitions it covers). A range too narrow would hide
  * calls from the detectors, so: marks widen it (a late call lowers it), a mark of calls whose
- * starts it does not give makes it unknown for good (unbounded reads), a row with no call has
- * an empty one, and the receiver records what it stores.
+ * starts it does not give makes it unknown for good (unbounded reads), so does a write of an
+ * earlier version during an upgrade (it moves `last_ingest_at` without the range), a row with
+ * no call has an empty one, and the receiver records what it stores.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { noteConversations } from '../../../src/store/conversations.ts';
+import { claimConversations, noteConversations } from '../../../src/store/conversations.ts';
 import { ensureWorkspace } from '../../../src/store/workspaces.ts';
 import { hex, jsonRequest, jsonSpan } from '../../helpers/otlp-bodies.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -79,6 +81,33 @@ describe("a conversation's range of call starts", () => {
     ]);
     expect(await range('d')).toEqual([null, null]);
     expect(await range('e')).toEqual([null, null]);
+  });
+});
+
+describe('an earlier version writing during an upgrade', () => {
+  const claimed = (id: string) =>
+    store.db.transaction().execute(async (trx) => (await claimConversations(trx, 'w', [id]))[0]);
+
+  it('makes the range unknown to the claim, and at the next mark for good', async () => {
+    await noteConversations(store.db, 'w', [
+      { conversationId: 'kept', fromNs: '10', calls: 1, callStarts: starts('10', '20') },
+      { conversationId: 'old', fromNs: '10', calls: 1, callStarts: starts('10', '20') },
+    ]);
+    expect((await claimed('kept'))?.callStarts).toEqual(starts('10', '20'));
+    // what the upsert of a version before migration 0190 does when it marks a call at 99
+    await store.db
+      .updateTable('conversations')
+      .set({ dirty: true, last_ingest_at: sql<Date>`clock_timestamp()` })
+      .where('id', '=', 'old')
+      .execute();
+    expect((await claimed('old'))?.callStarts).toBeNull();
+    await noteConversations(store.db, 'w', [
+      { conversationId: 'old', fromNs: '30', calls: 1, callStarts: starts('30', '30') },
+      { conversationId: 'kept', fromNs: '30', calls: 1, callStarts: starts('30', '30') },
+    ]);
+    expect(await range('old')).toEqual([null, null]);
+    expect((await claimed('old'))?.callStarts).toBeNull();
+    expect((await claimed('kept'))?.callStarts).toEqual(starts('10', '30'));
   });
 });
 
