@@ -13,6 +13,7 @@ import type { Detector } from '../detectors/types.ts';
 import type { AlertSettings } from '../store/alerts.ts';
 import {
   claimSettledConversations,
+  positionKey,
   recordEvaluationFailure,
   saveEvaluations,
   type ClaimedConversation,
@@ -292,7 +293,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
         copies?.set(
           save.claimed.workspaceId,
           save.claimed.conversationId,
-          { token, bytes },
+          { token, bytes, at: positionKey(save.result.position) },
           save.result.state,
         );
       if (results.length === 0) return { status: 'none' };

@@ -9,11 +9,18 @@
  * states of at most `limitBytes` in all (their size as stored, JSON characters: a state in memory
  * takes a few times that), are kept, the least recently evaluated dropped first. The states are
  * never mutated (the detectors return new ones), so holding them costs no copy.
+ *
+ * A copy also names the position it was stored with (`at`), and counts only at that position:
+ * a process of an earlier version, still running during an upgrade, stores a new position and
+ * state without a new token, and the copy must not stand in for what it stored.
  */
 import type { StateCopies as StateLookup } from '../store/conversations.ts';
 
 export class StateCopies implements StateLookup {
-  readonly #copies = new Map<string, { token: string; bytes: number; state: unknown }>();
+  readonly #copies = new Map<
+    string,
+    { token: string; bytes: number; at: string | null; state: unknown }
+  >();
   #bytes = 0;
 
   constructor(
@@ -25,23 +32,36 @@ export class StateCopies implements StateLookup {
     return `${workspaceId}\u0000${conversationId}`;
   }
 
-  /** The state stored under `token` for the conversation, if this is the copy held. */
-  get(workspaceId: string, conversationId: string, token: string): unknown {
+  /**
+   * The state stored under `token` at position `at` (`ns:spanId`, null before any call) for the
+   * conversation, if this is the copy held.
+   */
+  get(
+    workspaceId: string,
+    conversationId: string,
+    token: string,
+    at: string | null = null,
+  ): unknown {
     const copy = this.#copies.get(this.#key(workspaceId, conversationId));
-    return copy?.token === token ? copy.state : undefined;
+    return copy?.token === token && copy.at === at ? copy.state : undefined;
   }
 
-  /** Keeps the state just stored (committed) under `token`, `bytes` long as stored. */
+  /** Keeps the state just stored (committed) under `token` at `at`, `bytes` long as stored. */
   set(
     workspaceId: string,
     conversationId: string,
-    stored: { token: string; bytes: number },
+    stored: { token: string; bytes: number; at?: string | null },
     state: unknown,
   ): void {
     const key = this.#key(workspaceId, conversationId);
     this.#drop(key);
     if (stored.bytes > this.limitBytes) return;
-    this.#copies.set(key, { ...stored, state });
+    this.#copies.set(key, {
+      token: stored.token,
+      bytes: stored.bytes,
+      at: stored.at ?? null,
+      state,
+    });
     this.#bytes += stored.bytes;
     for (const oldest of this.#copies.keys()) {
       if (this.#copies.size <= this.limit && this.#bytes <= this.limitBytes) break;

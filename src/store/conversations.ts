@@ -420,8 +420,13 @@ export async function claimConversations(
  * saved with `token` for a conversation, if it holds that one.
  */
 export interface StateCopies {
-  get(workspaceId: string, conversationId: string, token: string): unknown;
+  /** `at`: the row's position as `ns:spanId` (null before any call). */
+  get(workspaceId: string, conversationId: string, token: string, at: string | null): unknown;
 }
+
+/** A position as a state copy names it (`ns:spanId`; null: none). */
+export const positionKey = (position: TimelinePosition | null): string | null =>
+  position === null ? null : `${position.ns}:${position.spanId}`;
 
 /**
  * Fills in the claimed rows' stored states: from `copies` where they hold the row's token,
@@ -438,7 +443,12 @@ async function withStates(
     const copy =
       row.stateToken === null
         ? undefined
-        : copies?.get(row.workspaceId, row.conversationId, row.stateToken);
+        : copies?.get(
+            row.workspaceId,
+            row.conversationId,
+            row.stateToken,
+            positionKey(row.position),
+          );
     if (copy === undefined) missing.push(row);
     else row.state = copy;
   }

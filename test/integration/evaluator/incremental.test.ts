@@ -348,6 +348,38 @@ describe('incremental evaluation', () => {
     expect(await findingKeys(store.db)).toEqual([`history_lost ${anchor('k', 3)} warning`]);
   });
 
+  it('reads the row when an earlier version stored a position and state without a token', async () => {
+    const evaluator = testEvaluator(store, { detectors: [dropDetector] });
+    await ingest(store.db, [call('u', 1, tokens(10_000))]);
+    expect(await evaluator.runOnce()).toBe(1);
+    // a process of a version before 0170, during an upgrade, evaluates call 2 (a 999,999-token
+    // context): it stores its position and state and leaves the token as it was
+    await ingest(store.db, [call('u', 2, tokens(999_999))]);
+    const two = call('u', 2);
+    await store.db
+      .updateTable('conversations')
+      .set({
+        evaluated_ns: two.startNs,
+        evaluated_span_id: two.spanId,
+        state: JSON.stringify({
+          v: 1,
+          sinceCheckpoint: 2,
+          detectors: { history_lost: { prev: 999_999 } },
+        }),
+        dirty: false,
+        pending_from_ns: null,
+      })
+      .where('id', '=', 'u')
+      .execute();
+    // this evaluator's copy is of the position before: it reads the row, and sees the drop
+    await ingest(store.db, [call('u', 3, tokens(9_000))]);
+    expect(await evaluator.runOnce()).toBe(1);
+    await evaluator.stop();
+    expect((await findingKeys(store.db)).filter((key) => key.includes('u-'))).toEqual([
+      `history_lost ${anchor('u', 3)} warning`,
+    ]);
+  });
+
   it('replays from the beginning after a failure, not trusting the stored state', async () => {
     const strict: Detector<{ prev: number | null }> = {
       ...dropDetector,

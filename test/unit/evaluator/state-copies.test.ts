@@ -7,6 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { StateCopies } from '../../../src/evaluator/state-copies.ts';
 
 describe('StateCopies', () => {
+  it('counts a copy only at the position it was stored with', () => {
+    const copies = new StateCopies();
+    copies.set('ws', 'c1', { token: '7', bytes: 10, at: '100:s1' }, { v: 1 });
+    expect(copies.get('ws', 'c1', '7', '100:s1')).toEqual({ v: 1 });
+    // an earlier version stored a later position under the same token: not this copy
+    expect(copies.get('ws', 'c1', '7', '200:s2')).toBeUndefined();
+    expect(copies.get('ws', 'c1', '7', null)).toBeUndefined();
+  });
+
   it('answers a conversation’s state only for the token it was stored under', () => {
     const copies = new StateCopies();
     const state = { v: 1 };
