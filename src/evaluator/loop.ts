@@ -203,6 +203,8 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
    * from one poll to the next, so a steady load keeps its large batches.
    */
   let claimLimit = batchSize;
+  const nextClaimLimit = (limit: number, full: boolean) =>
+    full ? Math.min(2 * limit, maxBatchSize) : Math.max(batchSize, Math.floor(limit / 2));
 
   /**
    * Claims a batch of conversations and evaluates them one after the other in the claim's
@@ -379,16 +381,14 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           log.info({}, 'evaluator reaches the database again');
         }
         if (next.status === 'none') {
-          claimLimit = Math.max(batchSize, Math.floor(limit / 2));
+          claimLimit = nextClaimLimit(limit, false);
           return;
         }
         if (next.status === 'failed') {
           budget -= 1;
           continue;
         }
-        claimLimit = next.full
-          ? Math.min(2 * limit, maxBatchSize)
-          : Math.max(batchSize, Math.floor(limit / 2));
+        claimLimit = nextClaimLimit(limit, next.full);
         budget -= next.results.length;
         evaluated += next.results.length;
         for (const result of next.results) reportEvaluated(result);

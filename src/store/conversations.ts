@@ -11,7 +11,7 @@ import type { Clock } from '../model/clock.ts';
 import { nowOf } from './clock-sql.ts';
 import type { Db } from './db.ts';
 import { PREPARED } from './prepared.ts';
-import type { CallStarts, TimelinePosition } from './timeline.ts';
+import { MAX_NS, MIN_NS, type CallStarts, type TimelinePosition } from './timeline.ts';
 import { noteUnknownWindows, type UnjudgedCalls } from './window-notices.ts';
 import { latestProjects, type ConversationProject } from '../model/calls.ts';
 
@@ -79,7 +79,7 @@ const rangeKept = sql`conversations.calls_from_ns IS NOT NULL AND excluded.calls
   AND conversations.calls_noted_at = conversations.last_ingest_at`;
 
 /** The `calls_from_ns`/`calls_to_ns` of a conversation with no call: an empty range. */
-const NO_CALLS: CallStarts = { fromNs: '9223372036854775807', toNs: '-9223372036854775808' };
+const NO_CALLS: CallStarts = { fromNs: MAX_NS, toNs: MIN_NS };
 
 /** What a mark tells of the calls it wrote: their starts, none written, or unknown starts. */
 function startsOf(mark: IngestMark): CallStarts | null {

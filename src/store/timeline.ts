@@ -44,9 +44,9 @@ export interface CallStarts {
   toNs: string;
 }
 
-/** The int8 bounds, for reads of a conversation whose call starts are unknown. */
-const MIN_NS = '-9223372036854775808';
-const MAX_NS = '9223372036854775807';
+/** The int8 bounds: reads of a conversation whose call starts are unknown, an empty range. */
+export const MIN_NS = '-9223372036854775808';
+export const MAX_NS = '9223372036854775807';
 
 /** The starts a read after `after` needs, within `within` (unknown: every start after `after`). */
 function startsToRead(
