@@ -67,7 +67,8 @@ export default defineConfig({
     // No test reaches anything but loopback: see the guard (it also covers Node children).
     setupFiles: ['test/helpers/network-guard.mjs', 'test/helpers/user-dirs.ts'],
     // bin/rotscope.js run by tests: dist/ when built from this source, else src/ (see above)
-    env: { ROTSCOPE_FROM_SOURCE: fromSource },
+    // and every evaluation from memory checked against the stored rows (src/loops.ts)
+    env: { ROTSCOPE_FROM_SOURCE: fromSource, ROTSCOPE_VERIFY_CALL_MEMO: '1' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -7,6 +7,7 @@ import type { EvaluationResult } from './evaluator/evaluate.ts';
 import { describeError, isDatabaseUnavailable } from './store/connection-errors.ts';
 import type { Store } from './store/db.ts';
 import { maintainRawTables } from './store/retention.ts';
+import type { CallMemo } from './store/call-memo.ts';
 
 export interface Loop {
   stop(): Promise<void>;
@@ -20,6 +21,13 @@ export interface LoopOptions {
   onEvaluated?: (result: EvaluationResult) => void;
   /** Called after each claim round of the notifier (tests await rounds instead of sleeping). */
   onNotifierPoll?: () => void;
+  /** The memory of new calls ingest in this process hands the evaluator (src/store/call-memo.ts). */
+  callMemo?: CallMemo | undefined;
+  /**
+   * Compare every evaluation from `callMemo` with the stored rows (EvaluatorOptions). Default:
+   * on when ROTSCOPE_VERIFY_CALL_MEMO=1, which the test suite sets (vitest.config.ts).
+   */
+  verifyCallMemo?: boolean;
 }
 
 /** Starts the loops the config enables; `stop()` drains the evaluator, then flushes deliveries. */
@@ -31,6 +39,9 @@ export async function startBackgroundLoops(options: LoopOptions): Promise<Loop> 
         config,
         log: log.child({ component: 'evaluator' }),
         ...(options.onEvaluated ? { onEvaluated: options.onEvaluated } : {}),
+        callMemo: options.callMemo,
+        // the test suite compares every evaluation from memory with the stored rows
+        verifyCallMemo: options.verifyCallMemo ?? process.env.ROTSCOPE_VERIFY_CALL_MEMO === '1',
       })
     : undefined;
   const notifier = config.notifier

@@ -3,6 +3,7 @@
  * starts the evaluator and notifier loops, listens, and shuts down in order on SIGTERM/SIGINT
  * (stop accepting, finish in-flight requests, drain the loops, close the pool).
  */
+import { CallMemo } from './store/call-memo.ts';
 import pino from 'pino';
 import { buildApp } from './api/app.ts';
 import { countFindingEvents, createMetrics } from './api/metrics.ts';
@@ -63,11 +64,14 @@ export async function serve(config: Config): Promise<RunningServer> {
     throw explainStartupFailure(error, config);
   }
   const metrics = createMetrics({ defaultMetrics: true });
+  // what ingest stores, this process's evaluator judges from memory (src/store/call-memo.ts)
+  const callMemo = config.evaluator ? new CallMemo() : undefined;
   const built = await buildApp({
     store,
     config,
     metrics,
     logger: log,
+    callMemo,
   });
   // A rejection nobody handled is a bug, never a reason to stop ingest (Node's default exits):
   // logged with its stack and counted, and the process keeps serving.
@@ -80,6 +84,7 @@ export async function serve(config: Config): Promise<RunningServer> {
     store,
     config,
     log,
+    callMemo,
     onEvaluated: (result) => countFindingEvents(metrics, result.findingEvents),
   });
   // fastify logs "Server listening at" for every address at info; rotscope logs one line.

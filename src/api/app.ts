@@ -3,6 +3,7 @@
  * error handler, without listening (src/main.ts listens and handles signals; tests use
  * `inject()` or listen on port 0).
  */
+import type { CallMemo } from '../store/call-memo.ts';
 import type { Socket } from 'node:net';
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
@@ -35,6 +36,11 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** Resolves host names for channel destination checks (default: the system resolver). */
   resolveHost?: Resolver;
+  /**
+   * The memory of new calls this process's evaluator judges from (src/store/call-memo.ts):
+   * given when the process evaluates, the same one `startBackgroundLoops` gets.
+   */
+  callMemo?: CallMemo | undefined;
 }
 
 export interface App {
@@ -55,7 +61,7 @@ export interface App {
 export async function buildApp(options: AppOptions): Promise<App> {
   const { store, config } = options;
   const metrics = options.metrics ?? createMetrics();
-  const pipeline = new IngestPipeline(store, config);
+  const pipeline = new IngestPipeline(store, { ...config, callMemo: options.callMemo });
   const work = new PendingWork();
   let shuttingDown = false;
 

@@ -61,6 +61,12 @@ export interface EvaluateOptions {
    * written before the evaluation returns.
    */
   findingsLater?: (pending: PendingFindings) => void;
+  /**
+   * A new token for the conversation's calls held in memory (src/store/call-memo.ts): stored with
+   * the position when every call after the evaluation's start came from `prefetched` and the
+   * evaluation saw the conversation's end in it (the result's `callsToken` then).
+   */
+  newCallsToken?: string;
 }
 
 /** What one evaluation did. */
@@ -94,6 +100,8 @@ export interface EvaluationResult {
   enabled: boolean;
   /** False when calls remain for another transaction. */
   settled: boolean;
+  /** The new calls token stored with the position (see EvaluateOptions.newCallsToken). */
+  callsToken?: string;
   /**
    * Per model, the calls fed that carry token counts but have no window (no override, no
    * agent report, no catalog row): `context_too_full` could not judge them. Their first
@@ -135,7 +143,8 @@ export function prefetchPosition(claimed: ClaimedConversation): TimelinePosition
   return claimed.failures === 0 && onlyNewAfter(claimed) ? claimed.position : null;
 }
 
-const samePosition = (a: TimelinePosition | null, b: TimelinePosition | null) =>
+/** Whether two positions are the same (both null: the start). */
+export const samePosition = (a: TimelinePosition | null, b: TimelinePosition | null) =>
   a === null ? b === null : b !== null && a.ns === b.ns && a.spanId === b.spanId;
 
 /**
@@ -250,6 +259,14 @@ export async function evaluateConversation(
   position = replay.position;
   const calls = replay.calls;
   const settled = !replay.budgetSpent;
+  // every call after the start came from the prefetch, and the end was seen in it
+  const callsToken =
+    options.newCallsToken !== undefined &&
+    settled &&
+    replay.firstPageGiven &&
+    replay.pagesRead === 0
+      ? options.newCallsToken
+      : undefined;
 
   const result: EvaluationResult = {
     ...key,
@@ -264,6 +281,7 @@ export async function evaluateConversation(
     findingEvents: [],
     enabled: settings.enabled,
     settled,
+    ...(callsToken === undefined ? {} : { callsToken }),
     // with the alert disabled nothing is reported, this neither
     unjudged: settings.enabled
       ? [...unjudged].map(([model, calls]) => ({
@@ -300,7 +318,13 @@ export async function evaluateConversation(
     else await writeFindings(db, [pending]);
   }
   await saveCheckpoints(db, key, checkpoints);
-  const save = { position, state, settled, unjudged: result.unjudged };
+  const save = {
+    position,
+    state,
+    settled,
+    unjudged: result.unjudged,
+    ...(callsToken === undefined ? {} : { callsToken }),
+  };
   if (options.saveLater) options.saveLater({ claimed, result: save });
   else await saveEvaluation(db, claimed, save);
   return result;

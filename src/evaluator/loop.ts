@@ -19,7 +19,12 @@ import {
   type ClaimedConversation,
   type PendingSave,
 } from '../store/conversations.ts';
-import { prefetchTimelinePages } from '../store/timeline.ts';
+import {
+  prefetchTimelinePages,
+  type PrefetchedPage,
+  type TimelinePosition,
+} from '../store/timeline.ts';
+import { newCallsToken, type CallMemo } from '../store/call-memo.ts';
 import {
   describeError,
   isDatabaseUnavailable,
@@ -32,6 +37,7 @@ import {
   DEFAULT_PAGE_SIZE,
   evaluateConversation,
   prefetchPosition,
+  samePosition,
   type EvaluateOptions,
   type EvaluationResult,
 } from './evaluate.ts';
@@ -98,6 +104,17 @@ export interface EvaluatorOptions {
   claimIdleTimeoutMs?: number;
   /** The clock settle and retry times are judged by (src/model/clock.ts). Default: the database's. */
   clock?: Clock;
+  /**
+   * The memory of new calls ingest in this process hands over as it commits them
+   * (src/store/call-memo.ts): a claimed conversation whose new calls it holds exactly is judged
+   * from it, without reading them back. Absent: every evaluation reads its calls.
+   */
+  callMemo?: CallMemo | undefined;
+  /**
+   * Reads the calls of conversations judged from `callMemo` too, and fails their evaluation
+   * when the two differ (`callMemo.stats.differed`): the test suite runs with it on.
+   */
+  verifyCallMemo?: boolean;
   /**
    * Conversations whose detector state is kept in memory between evaluations (./state-copies.ts;
    * the least recently evaluated are dropped first, and beyond 16 MB of states as stored).
@@ -175,6 +192,25 @@ function resetFindingCounts(result: EvaluationResult): void {
   result.findingEvents = [];
 }
 
+/**
+ * After a batch committed, what its saves tell the memory of new calls: a conversation judged
+ * from it drops what it judged; one read from the database that stored a new calls token starts
+ * a new epoch at its position, with the compactions after it the read saw.
+ */
+function afterCommit(
+  memo: CallMemo,
+  save: PendingSave,
+  fromMemo: ReadonlyMap<ClaimedConversation, string>,
+  read: ReadonlyMap<ClaimedConversation, PrefetchedPage>,
+): void {
+  const claimed = save.claimed as ClaimedConversation;
+  const position: TimelinePosition | null = save.result.position;
+  const token = fromMemo.get(claimed);
+  if (token !== undefined) memo.judged(claimed, token, position);
+  else if (save.result.callsToken !== undefined)
+    memo.started(claimed, save.result.callsToken, position, read.get(claimed)?.compactions ?? []);
+}
+
 /** Starts the evaluator loop; `stop()` ends it. */
 export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const { store, config, log } = options;
@@ -192,6 +228,59 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   const events = createEventLog(log, { intervalMs: config.logEventIntervalMs ?? 10_000 });
   const copiesKept = Math.max(0, Math.floor(options.stateCopies ?? 10_000));
   const copies = copiesKept > 0 ? new StateCopies(copiesKept) : undefined;
+  const memo = options.callMemo;
+  const verifyMemo = options.verifyCallMemo === true;
+
+  /**
+   * The new calls of a claimed conversation from the memory of new calls, when it holds them
+   * exactly and the evaluation starts from the stored position (no late item, no failure); the
+   * range of call starts must be known too (else a process of an earlier version wrote).
+   */
+  const memoPageOf = (claimed: ClaimedConversation, limit: number) => {
+    if (!memo || !claimed.callsToken || !claimed.callStarts) return undefined;
+    const after = prefetchPosition(claimed);
+    if (!samePosition(after, claimed.position)) return undefined;
+    const page = memo.pageFor(
+      { ...claimed, callsToken: claimed.callsToken },
+      claimed.position,
+      limit,
+    );
+    if (page) memo.stats.used += 1;
+    return page;
+  };
+
+  /** Verifying: the page from memory must be the page the database holds. */
+  const verifyMemoPage = (
+    claimed: ClaimedConversation,
+    fromMemory: PrefetchedPage,
+    stored: PrefetchedPage,
+  ) => {
+    memo!.stats.verified += 1;
+    // the reported cost is filled into stored rows by log events without a mark (no detector
+    // reads it): not compared
+    const calls = (page: PrefetchedPage) =>
+      JSON.stringify(page.calls.map(({ costUsd: _cost, ...call }) => call));
+    const held = calls(fromMemory);
+    const want = calls(stored);
+    const heldCompactions = JSON.stringify(fromMemory.compactions);
+    const wantCompactions = JSON.stringify(stored.compactions);
+    if (held === want && heldCompactions === wantCompactions) return;
+    memo!.stats.differed += 1;
+    log.error(
+      {
+        workspaceId: claimed.workspaceId,
+        conversationId: claimed.conversationId,
+        held: held.slice(0, 4000),
+        stored: want.slice(0, 4000),
+        heldCompactions: heldCompactions.slice(0, 2000),
+        storedCompactions: wantCompactions.slice(0, 2000),
+      },
+      'calls held in memory differ from the stored rows (a bug)',
+    );
+    throw new Error(
+      `calls of conversation ${claimed.conversationId} held in memory differ from the stored rows`,
+    );
+  };
   let stopping = false;
   let failing = false;
   /** Consecutive runs that could not reach the database (0 when it is reachable). */
@@ -224,6 +313,10 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     let current: ClaimedConversation | undefined;
     /** The states this batch stored, with their tokens: kept in memory once it commits. */
     let stored: Array<{ save: PendingSave; token: string; bytes: number }> = [];
+    /** The claimed conversations judged from the memory of new calls, with the token they had. */
+    const fromMemo = new Map<ClaimedConversation, string>();
+    /** The first pages read from the database, by claimed conversation. */
+    const read = new Map<ClaimedConversation, PrefetchedPage>();
     try {
       let more = false;
       let full = false;
@@ -254,9 +347,13 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           pageSize,
           Math.max(1, Math.ceil(maxCallsPerTransaction / Math.max(1, claimed.length))),
         );
-        const prefetched = await prefetchTimelinePages(
+        // Conversations whose new calls this process holds exactly are judged from memory; the
+        // others' first pages are read in one batch (verifying: all of them).
+        const memoPages = claimed.map((conversation) => memoPageOf(conversation, prefetchLimit));
+        const toRead = claimed.filter((_, i) => verifyMemo || memoPages[i] === undefined);
+        const pages = await prefetchTimelinePages(
           trx,
-          claimed.map((conversation) => ({
+          toRead.map((conversation) => ({
             workspaceId: conversation.workspaceId,
             conversationId: conversation.conversationId,
             after: prefetchPosition(conversation),
@@ -264,6 +361,16 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           })),
           prefetchLimit,
         );
+        for (const [i, conversation] of toRead.entries()) read.set(conversation, pages[i]!);
+        const prefetched = claimed.map((conversation, i) => {
+          const page = memoPages[i];
+          if (!page) return read.get(conversation)!;
+          fromMemo.set(conversation, conversation.callsToken!);
+          current = conversation; // a difference fails this conversation (backoff, then a read)
+          if (verifyMemo) verifyMemoPage(conversation, page, read.get(conversation)!);
+          current = undefined;
+          return page;
+        });
         const saves: PendingSave[] = [];
         const found: PendingFindings[] = [];
         const done: EvaluationResult[] = [];
@@ -278,6 +385,8 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
             prefetched: prefetched[i]!,
             saveLater: (save) => saves.push(save),
             findingsLater: (pending) => found.push(pending),
+            // read from the database: the memory of its calls can start over from here
+            ...(memo && !fromMemo.has(conversation) ? { newCallsToken: newCallsToken() } : {}),
           });
           callsLeft -= result.calls;
           done.push(result);
@@ -298,6 +407,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           { token, bytes, at: positionKey(save.result.position) },
           save.result.state,
         );
+      if (memo) for (const { save } of stored) afterCommit(memo, save, fromMemo, read);
       if (results.length === 0) return { status: 'none' };
       options.onBatch?.({ limit, claimed: claimedCount });
       return { status: 'evaluated', results, more, full };

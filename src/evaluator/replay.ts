@@ -42,6 +42,9 @@ export interface ReplayResult {
   position: TimelinePosition | null;
   /** True when the call budget ran out before the conversation's end was seen. */
   budgetSpent: boolean;
+  /** Whether `firstPage` answered the first read, and pages read from the database. */
+  firstPageGiven: boolean;
+  pagesRead: number;
 }
 
 /**
@@ -63,17 +66,23 @@ export async function replayPages(
 ): Promise<ReplayResult> {
   let position = start;
   let calls = 0;
+  let firstPageGiven = false;
+  let pagesRead = 0;
   for (;;) {
-    if (calls >= options.maxCalls) return { calls, position, budgetSpent: true };
+    if (calls >= options.maxCalls)
+      return { calls, position, budgetSpent: true, firstPageGiven, pagesRead };
     const want = Math.min(options.pageSize, options.maxCalls - calls);
-    const page =
-      (calls === 0 ? options.firstPage?.(want) : undefined) ??
-      (await loadTimelinePage(db, key, position, want, options.within));
+    let page = calls === 0 && pagesRead === 0 ? options.firstPage?.(want) : undefined;
+    if (page) firstPageGiven = true;
+    else {
+      page = await loadTimelinePage(db, key, position, want, options.within);
+      pagesRead += 1;
+    }
     if (!page.last) break;
     options.onPage(page);
     position = page.last;
     calls += page.calls.length;
     if (page.calls.length < want) break;
   }
-  return { calls, position, budgetSpent: false };
+  return { calls, position, budgetSpent: false, firstPageGiven, pagesRead };
 }

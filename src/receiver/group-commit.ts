@@ -12,6 +12,7 @@
  * rejects with AbandonedError at once, nothing of it is written, and a shutdown does not wait
  * for it (the client saw no 200 and sends the batch again).
  */
+import type { CallMemo } from '../store/call-memo.ts';
 import { ConversationNotes } from '../store/conversation-notes.ts';
 import { isDatabaseUnavailable, isRetryableConflict } from '../store/connection-errors.ts';
 import type { Store } from '../store/db.ts';
@@ -46,6 +47,11 @@ export interface GroupCommitOptions {
   transactions?: number;
   /** Requests in one transaction at most. Default 16. */
   maxJobs?: number;
+  /**
+   * The evaluator's memory of new calls (src/store/call-memo.ts), when this process evaluates:
+   * the new calls each transaction inserted are handed to it as it commits.
+   */
+  callMemo?: CallMemo | undefined;
 }
 
 /** Runs of a job (or of the group's conversations write) that lost a race, before giving up. */
@@ -55,6 +61,7 @@ export class GroupCommitter {
   readonly #store: Store;
   readonly #transactions: number;
   readonly #maxJobs: number;
+  readonly #memo: CallMemo | undefined;
   #queue: Queued[] = [];
   #open = 0;
 
@@ -62,6 +69,7 @@ export class GroupCommitter {
     this.#store = store;
     this.#transactions = options.transactions ?? (store.kind === 'pglite' ? 1 : 2);
     this.#maxJobs = options.maxJobs ?? 16;
+    this.#memo = options.callMemo;
   }
 
   /** Runs the job in the next transaction; resolves with its value after that transaction commits. */
@@ -106,13 +114,14 @@ export class GroupCommitter {
       return;
     }
     let broken: Error | undefined;
+    const conversations = new ConversationNotes();
     try {
       const tx: IngestTx = {
         db: kyselyOn(connection),
         copyIn: (text, data) => connection.copyIn(text, data),
         staging: await prepareStaging(connection),
         resent: false,
-        conversations: new ConversationNotes(),
+        conversations,
       };
       await connection.query('BEGIN');
       await lockIngestKeys(
@@ -132,10 +141,13 @@ export class GroupCommitter {
           outcome.ok ? () => item.resolve(outcome.value) : () => item.reject(outcome.error),
         );
       }
-      await writeConversationNotes(connection, tx);
+      await writeConversationNotes(connection, tx, this.#memo);
       await connection.query('COMMIT');
+      conversations.committed();
       for (const settle of outcomes) settle();
     } catch (error) {
+      // rolled back, or lost with its connection at COMMIT: either way, not known to be stored
+      conversations.abandoned('unknown');
       await connection.query('ROLLBACK').catch((rollbackError: unknown) => {
         broken = rollbackError as Error;
       });
@@ -194,12 +206,16 @@ async function runInSavepoint(
  * transaction), in a savepoint of its own: a deadlock or serialization failure is rolled back
  * and run again, up to {@link CONFLICT_ATTEMPTS} times; anything else fails the group.
  */
-async function writeConversationNotes(connection: RawConnection, tx: IngestTx): Promise<void> {
+async function writeConversationNotes(
+  connection: RawConnection,
+  tx: IngestTx,
+  memo: CallMemo | undefined,
+): Promise<void> {
   if (tx.conversations.empty) return;
   await connection.query('SAVEPOINT ingest_conversations');
   for (let attempt = 1; ; attempt++) {
     try {
-      await tx.conversations.write(tx.db);
+      await tx.conversations.write(tx.db, memo);
       return;
     } catch (error) {
       if (

@@ -3,6 +3,7 @@
  * write everything in one transaction, shared with the requests that arrive meanwhile (group
  * commit, ./group-commit.ts). Returns only after the commit, so a 200 means stored.
  */
+import type { CallMemo } from '../store/call-memo.ts';
 import { guardDecisionOf, isGuardSpan } from '../ingest/guard-spans.ts';
 import { insertGuardDecisions } from '../store/guard-decisions.ts';
 import { isWindowSpan, reportedWindowOf } from '../ingest/agent-windows.ts';
@@ -90,11 +91,16 @@ export class IngestPipeline {
       splitEvidenceSettleMs?: number;
       groupCommit?: GroupCommitOptions;
       keepRawSpans?: boolean;
+      /** The evaluator's memory of new calls, when this process evaluates (src/store/call-memo.ts). */
+      callMemo?: CallMemo | undefined;
     } = {},
   ) {
     this.#store = store;
     this.#keepRawSpans = options.keepRawSpans ?? false;
-    this.#committer = new GroupCommitter(store, options.groupCommit);
+    this.#committer = new GroupCommitter(store, {
+      ...options.groupCommit,
+      callMemo: options.callMemo,
+    });
     const settleMs = options.splitEvidenceSettleMs ?? 0;
     this.#spanPrecedence = {
       logProducers: LOG_CALL_PRODUCERS,

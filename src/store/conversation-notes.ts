@@ -11,6 +11,7 @@
  * in the same order, and holds them only for the last statement before its COMMIT.
  */
 import type { ConversationProject } from '../model/calls.ts';
+import type { CallMemo, MemoWrite } from './call-memo.ts';
 import type { Db } from './db.ts';
 import { holdEvaluation, noteConversations, type IngestMark } from './conversations.ts';
 
@@ -23,6 +24,8 @@ interface WorkspaceNotes {
 
 export class ConversationNotes {
   readonly #byWorkspace = new Map<string, WorkspaceNotes>();
+  /** The memory of new calls the last {@link write} handed its calls to, to settle after COMMIT. */
+  #memoWrites: MemoWrite[] = [];
 
   #of(workspaceId: string): WorkspaceNotes {
     let notes = this.#byWorkspace.get(workspaceId);
@@ -61,6 +64,21 @@ export class ConversationNotes {
     }
   }
 
+  /** The transaction committed: the new calls it wrote join the memory they were handed to. */
+  committed(): void {
+    for (const handed of this.#memoWrites) handed.committed();
+    this.#memoWrites = [];
+  }
+
+  /**
+   * The write was rolled back (`applied` false), or its commit's outcome is not known
+   * ('unknown'): see MemoWrite.abandoned.
+   */
+  abandoned(applied: false | 'unknown'): void {
+    for (const handed of this.#memoWrites) handed.abandoned(applied);
+    this.#memoWrites = [];
+  }
+
   get empty(): boolean {
     return this.#byWorkspace.size === 0;
   }
@@ -68,15 +86,26 @@ export class ConversationNotes {
   /**
    * Writes everything noted, workspace by workspace in id order, at most
    * {@link CONVERSATIONS_PER_STATEMENT} conversations a statement (each in id order too: PGlite
-   * binds at most 32,767 parameters), then the holds on rows this transaction now holds.
+   * binds at most 32,767 parameters), then the holds on rows this transaction now holds. With
+   * `memo`, the new calls are handed to it (./call-memo.ts): settle them with {@link committed}
+   * or {@link abandoned} once the transaction ends. Written again (a retry after a lost race),
+   * what the earlier write handed over is abandoned first.
    */
-  async write(db: Db): Promise<void> {
+  async write(db: Db, memo?: CallMemo): Promise<void> {
+    this.abandoned(false);
     const workspaces = [...this.#byWorkspace.keys()].sort();
     for (const workspaceId of workspaces) {
       const { marks, projects } = this.#byWorkspace.get(workspaceId)!;
       const ids = [...new Set([...marks, ...projects].map((note) => note.conversationId))];
+      const tokens =
+        memo &&
+        ((fresh: Parameters<CallMemo['begin']>[1]) => {
+          const handed = memo.begin(workspaceId, fresh);
+          this.#memoWrites.push(handed);
+          return handed.tokens;
+        });
       if (ids.length <= CONVERSATIONS_PER_STATEMENT) {
-        await noteConversations(db, workspaceId, marks, projects);
+        await noteConversations(db, workspaceId, marks, projects, tokens);
         continue;
       }
       const chunkOf = new Map(
@@ -90,7 +119,7 @@ export class ConversationNotes {
       for (const project of projects)
         chunks[chunkOf.get(project.conversationId)!]!.projects.push(project);
       for (const chunk of chunks)
-        await noteConversations(db, workspaceId, chunk.marks, chunk.projects);
+        await noteConversations(db, workspaceId, chunk.marks, chunk.projects, tokens);
     }
     for (const workspaceId of workspaces) {
       const byMs = new Map<number, string[]>();

@@ -11,7 +11,13 @@ import type { Clock } from '../model/clock.ts';
 import { nowOf } from './clock-sql.ts';
 import type { Db } from './db.ts';
 import { PREPARED } from './prepared.ts';
-import { MAX_NS, MIN_NS, type CallStarts, type TimelinePosition } from './timeline.ts';
+import {
+  MAX_NS,
+  MIN_NS,
+  type CallStarts,
+  type TimelinePosition,
+  type WrittenCallRow,
+} from './timeline.ts';
 import { noteUnknownWindows, type UnjudgedCalls } from './window-notices.ts';
 import { latestProjects, type ConversationProject } from '../model/calls.ts';
 
@@ -50,6 +56,11 @@ export interface ClaimedConversation {
   project: string | null;
   /** The range of its calls' starts (migration 0190); null when unknown. */
   callStarts?: CallStarts | null;
+  /**
+   * The token of the calls an evaluator holds in memory for it (migration 0210, ./call-memo.ts);
+   * null when none holds them, or the range of call starts is unknown.
+   */
+  callsToken?: string | null;
 }
 
 /** What one ingest transaction adds to a conversation. */
@@ -69,6 +80,12 @@ export interface IngestMark {
   settleMs?: number;
   /** Set by an import: its start (Unix ns); calls before it are history (see ClaimedConversation). */
   historyBeforeNs?: string;
+  /**
+   * The rows of the new calls, when inserting them is all this mark's write did to the
+   * conversation (./call-memo.ts); absent for any other change (merges, replacements, content or
+   * windows given to stored calls, compactions, rows skipped as re-sent).
+   */
+  fresh?: readonly WrittenCallRow[];
 }
 
 /**
@@ -110,6 +127,9 @@ export async function noteConversations(
   workspaceId: string,
   marks: readonly IngestMark[],
   projects: readonly ConversationProject[] = [],
+  callsTokens?: (
+    fresh: ReadonlyMap<string, readonly WrittenCallRow[]>,
+  ) => ReadonlyMap<string, string>,
 ): Promise<void> {
   if (marks.length === 0 && projects.length === 0) return;
   const merged = new Map<string, IngestMark>();
@@ -125,12 +145,18 @@ export async function noteConversations(
             ...withStarts(widened(startsOf(seen), startsOf(mark))),
             settleMs: Math.max(seen.settleMs ?? 0, mark.settleMs ?? 0),
             ...laterOf(seen.historyBeforeNs, mark.historyBeforeNs),
+            ...(seen.fresh && mark.fresh ? { fresh: [...seen.fresh, ...mark.fresh] } : {}),
           }
         : mark,
     );
   }
   const projectOf = new Map(latestProjects(projects).map((p) => [p.conversationId, p]));
   const ids = [...new Set([...merged.keys(), ...projectOf.keys()])].sort();
+  const fresh = new Map<string, readonly WrittenCallRow[]>();
+  if (callsTokens)
+    for (const [id, mark] of merged)
+      if (mark.fresh && mark.fresh.length > 0) fresh.set(id, mark.fresh);
+  const tokens = fresh.size > 0 && callsTokens ? callsTokens(fresh) : undefined;
   await db
     .insertInto('conversations')
     .values(
@@ -153,6 +179,7 @@ export async function noteConversations(
           calls_to_ns: starts?.toNs ?? null,
           // the row's last_ingest_at: now() on insert
           calls_noted_at: sql<Date>`now()`,
+          calls_token: tokens?.get(id) ?? null,
         };
       }),
     )
@@ -174,6 +201,12 @@ export async function noteConversations(
         calls_from_ns: sql`CASE WHEN ${rangeKept} THEN LEAST(conversations.calls_from_ns, excluded.calls_from_ns) END`,
         calls_to_ns: sql`CASE WHEN ${rangeKept} THEN GREATEST(conversations.calls_to_ns, excluded.calls_to_ns) END`,
         calls_noted_at: sql`CASE WHEN excluded.dirty THEN now() ELSE conversations.calls_noted_at END`,
+        // kept by a write of new calls only, under the token the row holds (./call-memo.ts);
+        // any other mark, or one of another token, leaves no evaluator's memory standing in
+        calls_token: sql`CASE WHEN NOT excluded.dirty THEN conversations.calls_token
+          WHEN conversations.calls_token = excluded.calls_token
+           AND conversations.calls_noted_at = conversations.last_ingest_at
+          THEN conversations.calls_token END`,
       }),
     )
     .execute();
@@ -344,6 +377,10 @@ const CLAIMED_COLUMNS = [
   sql<string | null>`CASE WHEN calls_noted_at = last_ingest_at THEN calls_to_ns END`.as(
     'calls_to_ns',
   ),
+  // the token of calls held in memory, under the same rule (see migration 0210)
+  sql<string | null>`CASE WHEN calls_noted_at = last_ingest_at THEN calls_token END`.as(
+    'calls_token',
+  ),
   sql<string>`last_ingest_at::text`.as('last_ingest_text'),
   sql<string | null>`GREATEST(judged_ns, evaluated_ns)`.as('judged_to_ns'),
 ] as const;
@@ -475,6 +512,7 @@ function toClaimed(row: {
   project: string | null;
   calls_from_ns: string | null;
   calls_to_ns: string | null;
+  calls_token: string | null;
   last_ingest_text: string;
   judged_to_ns: string | null;
 }): ClaimedConversation {
@@ -497,6 +535,7 @@ function toClaimed(row: {
       row.calls_from_ns === null || row.calls_to_ns === null
         ? null
         : { fromNs: String(row.calls_from_ns), toNs: String(row.calls_to_ns) },
+    callsToken: row.calls_token === null ? null : String(row.calls_token),
   };
 }
 
@@ -523,6 +562,12 @@ export interface PendingSave {
     settled: boolean;
     /** Calls the evaluation could not judge for lack of a window: their models' notices. */
     unjudged?: readonly UnjudgedCalls[];
+    /**
+     * A new `calls_token` (./call-memo.ts): the evaluation read every call after its start from
+     * the database and settled, and the evaluator's memory starts over from its position.
+     * Absent: the token is left as it is (the evaluation changed no call).
+     */
+    callsToken?: string;
   };
 }
 
@@ -546,7 +591,7 @@ export async function saveEvaluations(
   await sql`
     UPDATE conversations c SET
       evaluated_ns = v.ns, evaluated_span_id = v.span_id, state = v.state::jsonb,
-      state_token = v.token,
+      state_token = v.token, calls_token = COALESCE(v.calls_token, c.calls_token),
       judged_ns = GREATEST(c.judged_ns, c.evaluated_ns, v.ns),
       dirty = CASE WHEN v.settled THEN c.last_ingest_at <> v.claimed_at ELSE true END,
       dirty_since = CASE WHEN v.settled AND c.last_ingest_at = v.claimed_at THEN NULL
@@ -562,8 +607,9 @@ export async function saveEvaluations(
       ${states}::text[],
       ${column((x) => x.result.settled)}::bool[],
       ${column((x) => x.claimed.lastIngestAt)}::timestamptz[],
-      ${tokens}::int8[]
-    ) AS v(workspace_id, id, ns, span_id, state, settled, claimed_at, token)
+      ${tokens}::int8[],
+      ${column((x) => x.result.callsToken ?? null)}::int8[]
+    ) AS v(workspace_id, id, ns, span_id, state, settled, claimed_at, token, calls_token)
     WHERE c.workspace_id = v.workspace_id AND c.id = v.id ${PREPARED}`.execute(db);
   // each state's token, and its size as stored (JSON characters): what an evaluator's copy holds
   return tokens.map((token, i) => ({ token, bytes: states[i]!.length }));

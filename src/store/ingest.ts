@@ -215,22 +215,20 @@ export async function insertNewCalls(
   calls: readonly LlmCall[],
   settleMs: (producer: string) => number,
 ): Promise<IngestMark[]> {
-  const added = await insertStaged<Added>(
-    tx,
-    'llm_calls',
-    CALL_COLUMNS,
-    calls.map(llmCallRow),
-    SPAN_KEY,
-    {
-      sql: 'conversation_id, start_ns AS at_ns, producer',
-      fromRow: (row) => ({
-        conversation_id: row.conversation_id as string,
-        at_ns: String(row.start_ns),
-        producer: row.producer as string,
-      }),
-    },
-  );
-  return marksOf(added, true, settleMs);
+  const rows = calls.map(llmCallRow);
+  const added = await insertStaged<Added>(tx, 'llm_calls', CALL_COLUMNS, rows, SPAN_KEY, {
+    sql: 'conversation_id, start_ns AS at_ns, producer',
+    fromRow: (row) => ({
+      conversation_id: row.conversation_id as string,
+      at_ns: String(row.start_ns),
+      producer: row.producer as string,
+    }),
+  });
+  const marks = marksOf(added, true, settleMs);
+  // A straight COPY inserted every row, in order: each mark carries its row, for the evaluator's
+  // memory of new calls (./call-memo.ts). Through staging some may have been skipped: none does.
+  if (!tx.resent) for (const [i, mark] of marks.entries()) mark.fresh = [rows[i]!];
+  return marks;
 }
 
 /** Inserts calls that replace stored rows, each with what an import said of it (`imported`). */

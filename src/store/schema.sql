@@ -132,7 +132,8 @@ CREATE TABLE public.conversations (
     state_token bigint,
     calls_from_ns bigint,
     calls_to_ns bigint,
-    calls_noted_at timestamp with time zone
+    calls_noted_at timestamp with time zone,
+    calls_token bigint
 );
 ALTER TABLE public.conversations ADD CONSTRAINT conversations_pkey PRIMARY KEY (workspace_id, id);
 ALTER TABLE public.conversations ADD CONSTRAINT conversations_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE;

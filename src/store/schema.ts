@@ -252,6 +252,15 @@ export interface ConversationsTable {
    * version's write during an upgrade) makes the range unknown.
    */
   calls_noted_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /**
+   * Migration 0210: the token of the conversation's calls an evaluator holds in memory
+   * (src/store/call-memo.ts); null when none does.
+   */
+  calls_token: ColumnType<
+    string | null,
+    string | number | bigint | null | undefined,
+    string | number | bigint | null
+  >;
 }
 
 /** Added by 0002_evaluator.sql: detector state saved at a call position, for replays. */

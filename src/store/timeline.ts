@@ -155,6 +155,53 @@ export function toLlmCall(row: CallRow): LlmCall {
   };
 }
 
+/** An `llm_calls` row as {@link llmCallRow} writes it. */
+export type WrittenCallRow = ReturnType<typeof llmCallRow>;
+
+/**
+ * A call as {@link toLlmCall} reads back the row {@link llmCallRow} wrote: the captured
+ * messages left out (not a column the evaluator reads), the counts as their columns keep them,
+ * and `parts` in jsonb's key order (shorter keys first, then by their bytes), since code that
+ * walks its keys sees that order in what it reads. What ingest hands the evaluator from memory
+ * (./call-memo.ts) must be exactly what the evaluator would read.
+ */
+export function readBack(row: WrittenCallRow): LlmCall {
+  const count = (value: number | null) => (value === null ? null : String(value));
+  return toLlmCall({
+    ...row,
+    start_ns: String(BigInt(row.start_ns)),
+    end_ns: String(BigInt(row.end_ns)),
+    input_tokens_raw: count(row.input_tokens_raw),
+    cache_read_tokens: count(row.cache_read_tokens),
+    cache_write_tokens: count(row.cache_write_tokens),
+    output_tokens: count(row.output_tokens),
+    context_tokens: count(row.context_tokens),
+    max_output_tokens: count(row.max_output_tokens),
+    parts: row.parts === null ? null : jsonbOrdered(JSON.parse(row.parts)),
+  } as unknown as CallRow);
+}
+
+/** A JSON value with its objects' keys in the order jsonb stores them (length in bytes, then bytes). */
+function jsonbOrdered(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(jsonbOrdered);
+  if (value === null || typeof value !== 'object') return value;
+  const keys = Object.keys(value).sort((a, b) => {
+    const ab = Buffer.from(a);
+    const bb = Buffer.from(b);
+    return ab.length - bb.length || Buffer.compare(ab, bb);
+  });
+  const out: Record<string, unknown> = {};
+  for (const key of keys)
+    // an own property even for `__proto__`, as JSON.parse makes it
+    Object.defineProperty(out, key, {
+      value: jsonbOrdered((value as Record<string, unknown>)[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  return out;
+}
+
 /** Maps a `compactions` row to the model. */
 export function toCompaction(row: Selectable<CompactionsTable>): Compaction {
   return {

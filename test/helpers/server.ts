@@ -8,6 +8,7 @@ import { buildApp, type App } from '../../src/api/app.ts';
 import type { Resolver } from '../../src/notifier/outbound.ts';
 import { defaultConfig, type Config } from '../../src/config.ts';
 import { startBackgroundLoops, type Loop } from '../../src/loops.ts';
+import { CallMemo } from '../../src/store/call-memo.ts';
 import pino from 'pino';
 import { pollCounter, type PollCounter } from './poll-counter.ts';
 import { createTestStore, type TestStore } from './store.ts';
@@ -19,6 +20,8 @@ export interface TestServer {
   config: Config;
   /** The notifier's claim rounds (none when loops or the notifier are off). */
   notifierPolls: PollCounter;
+  /** The evaluator's memory of new calls (src/store/call-memo.ts); none when it does not run. */
+  callMemo: CallMemo | undefined;
   close(): Promise<void>;
 }
 
@@ -29,13 +32,21 @@ export async function startTestServer(
     store?: TestStore;
     /** Answers the API's host-name lookups (channel destination checks) in place of DNS. */
     resolveHost?: Resolver;
+    /** False: the evaluator reads every call back, as without the memory of new calls. */
+    callMemo?: boolean;
   } = {},
 ): Promise<TestServer> {
   const store = options.store ?? (await createTestStore());
   const config = defaultConfig({ evaluatorQuietMs: 100, evaluatorPollMs: 50, ...options.config });
+  // as `rotscope serve` wires it, every evaluation from memory checked against the stored rows
+  const callMemo =
+    options.loops === false || !config.evaluator || options.callMemo === false
+      ? undefined
+      : new CallMemo();
   const app = await buildApp({
     store,
     config,
+    callMemo,
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
   });
   const log = pino({ level: 'silent' });
@@ -43,7 +54,14 @@ export async function startTestServer(
   const loops: Loop =
     options.loops === false
       ? { stop: async () => {} }
-      : await startBackgroundLoops({ store, config, log, onNotifierPoll: notifierPolls.onPoll });
+      : await startBackgroundLoops({
+          store,
+          config,
+          log,
+          onNotifierPoll: notifierPolls.onPoll,
+          callMemo,
+          verifyCallMemo: true,
+        });
   const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url: address,
@@ -51,10 +69,15 @@ export async function startTestServer(
     app,
     config,
     notifierPolls,
+    callMemo,
     async close() {
       await app.app.close();
       await loops.stop();
       if (!options.store) await store.close();
+      if (callMemo && callMemo.stats.differed > 0)
+        throw new Error(
+          `${callMemo.stats.differed} evaluations found the calls held in memory different from the stored rows`,
+        );
     },
   };
 }
