@@ -9,14 +9,20 @@
  * BENCH_FROM_DIST=1 evaluates with the compiled dist/ (run `npm run build` first), else the
  * source; BENCH_CPU_PROF=DIR writes a CPU profile of each round; BENCH_LOG_STATEMENTS=1 logs
  * every statement's duration to the server's log; BENCH_BATCH sets `batchSize`; BENCH_KEEP=1
- * keeps the stored load's database.
+ * keeps the stored load's database. BENCH_FROM_MEMORY=1: each round stores the load itself, in
+ * this process, into a fresh database, through an app whose ingest hands the calls it stores to
+ * the evaluator's memory (src/store/call-memo.ts), as `rotscope serve` does; the evaluation
+ * then judges them from memory (the ingest's CPU is not counted).
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import type * as App from '../src/api/app.ts';
+import type * as Config from '../src/config.ts';
 import type * as Loop from '../src/evaluator/loop.ts';
+import type * as Memo from '../src/store/call-memo.ts';
 import type * as Db from '../src/store/db.ts';
 import { createTestDatabase } from '../test/helpers/store.ts';
 import { databaseCpu, microsEach, ownCpuSeconds } from './cpu-time.ts';
@@ -33,6 +39,35 @@ const { startEvaluator } = (await import(
 const { openStore } = (await import(
   fromDist ? '../dist/store/db.js' : '../src/store/db.ts'
 )) as typeof Db;
+const { buildApp } = (await import(
+  fromDist ? '../dist/api/app.js' : '../src/api/app.ts'
+)) as typeof App;
+const { CallMemo } = (await import(
+  fromDist ? '../dist/store/call-memo.js' : '../src/store/call-memo.ts'
+)) as typeof Memo;
+const { defaultConfig } = (await import(
+  fromDist ? '../dist/config.js' : '../src/config.ts'
+)) as typeof Config;
+const fromMemory = process.env.BENCH_FROM_MEMORY === '1';
+
+/**
+ * BENCH_FROM_MEMORY: stores `bodies` into the database at `url` through an app in this process
+ * whose ingest hands its calls to the returned memory (no evaluator runs meanwhile).
+ */
+async function storedInProcess(url: string, bodies: readonly Buffer[]) {
+  const store = await openStore({ databaseUrl: url, dataDir: '' });
+  const callMemo = new CallMemo();
+  const config = defaultConfig({ maxInflightIngest: 64, maxIngestCommitWaitMs: 0 });
+  const built = await buildApp({ store, config, callMemo });
+  try {
+    const address = await built.app.listen({ host: '127.0.0.1', port: 0 });
+    await sendAll(address, bodies);
+  } finally {
+    await built.app.close();
+    await store.close();
+  }
+  return callMemo;
+}
 
 /** BENCH_CPU_PROF=DIR: a CPU profile of the evaluation rounds only (not the load before them). */
 async function profiled<T>(name: string, run: () => Promise<T>): Promise<T> {
@@ -60,7 +95,7 @@ export async function benchEvaluationCost(content: boolean, total: number, round
     ROTSCOPE_MAX_INGEST_COMMIT_WAIT_MS: '0',
   });
   const { bodies, genAiSpans } = ingestLoad(total, content);
-  await sendAll(server.url, bodies);
+  if (!fromMemory) await sendAll(server.url, bodies);
   await server.stop();
   const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await admin.connect();
@@ -74,6 +109,7 @@ export async function benchEvaluationCost(content: boolean, total: number, round
         await admin.query(`ALTER DATABASE ${name} SET log_min_duration_statement = 0`);
       const url = new URL(source);
       url.pathname = `/${name}`;
+      const callMemo = fromMemory ? await storedInProcess(url.toString(), bodies) : undefined;
       const store = await openStore({ databaseUrl: url.toString(), dataDir: '' });
       const client = new pg.Client({ connectionString: url.toString() });
       await client.connect();
@@ -85,6 +121,7 @@ export async function benchEvaluationCost(content: boolean, total: number, round
           maxWaitMs: 0,
           maxPerRun: 1_000_000,
           batchSize: Number(process.env.BENCH_BATCH ?? 16),
+          callMemo,
         });
         await store.db.selectFrom('workspaces').select('id').execute(); // pool warm
         const database = await databaseCpu((text) => client.query(text));
@@ -108,6 +145,7 @@ export async function benchEvaluationCost(content: boolean, total: number, round
         runs.push({
           content,
           round,
+          ...(callMemo ? { fromMemory: callMemo.stats.used } : {}),
           conversations: evaluated,
           ms: Math.round(ms),
           userMs: Math.round(usage.user / 1000),

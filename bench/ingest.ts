@@ -57,6 +57,24 @@ export interface IngestRun {
    * directory is the server's while it runs).
    */
   afterLoad: { drainMs: number; server: number | null; database: number | null } | null;
+  /**
+   * The server's evaluations by where their new calls came from (`rotscope_evaluations_total`:
+   * its memory of what it just stored, or read back), warm-up included; null with the evaluator off.
+   */
+  evaluations: { memory: number; database: number } | null;
+}
+
+/** The server's `rotscope_evaluations_total` by `calls` label, from /metrics. */
+async function evaluationsOf(url: string): Promise<IngestRun['evaluations']> {
+  if (!evaluatorOn()) return null;
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const count = (calls: string) =>
+    Number(
+      new RegExp(`^rotscope_evaluations_total\\{calls="${calls}"\\} (\\S+)$`, 'm').exec(
+        text,
+      )?.[1] ?? NaN,
+    );
+  return { memory: count('memory'), database: count('database') };
 }
 
 /** CPU seconds spent during a load, by process. */
@@ -257,6 +275,7 @@ async function runPostgres(content: boolean, total: number): Promise<IngestRun> 
           () => untilEvaluated((text) => client.query(text)),
         )
       : null;
+    const evaluations = await evaluationsOf(server.url);
     await server.stop();
 
     // The baseline: the load's span rows, binary COPY into a table like spans, one transaction.
@@ -278,6 +297,7 @@ async function runPostgres(content: boolean, total: number): Promise<IngestRun> 
       load: cpu,
       copy: copyCpu === null || copyCpuAfter === null ? null : copyCpuAfter - copyCpu,
       ...(drained ? { drain: { ms: drained.value, cpu: drained.cpu } } : {}),
+      evaluations,
     });
   } finally {
     await client.end().catch(() => {});
@@ -336,7 +356,12 @@ function result(
   copied: number,
   copySeconds: number,
   latencies: number[],
-  cpu: { load: LoadCpu; copy: number | null; drain?: { ms: number; cpu: LoadCpu } },
+  cpu: {
+    load: LoadCpu;
+    copy: number | null;
+    drain?: { ms: number; cpu: LoadCpu };
+    evaluations?: IngestRun['evaluations'];
+  },
 ): IngestRun {
   const ingestRate = stored / seconds;
   const copyRate = copied / copySeconds;
@@ -362,6 +387,7 @@ function result(
           database: microsEach(cpu.drain.cpu.database, stored),
         }
       : null,
+    evaluations: cpu.evaluations ?? null,
   };
 }
 

@@ -85,7 +85,10 @@ export async function serve(config: Config): Promise<RunningServer> {
     config,
     log,
     callMemo,
-    onEvaluated: (result) => countFindingEvents(metrics, result.findingEvents),
+    onEvaluated: (result) => {
+      countFindingEvents(metrics, result.findingEvents);
+      if (result.callsFrom) metrics.evaluations.inc({ calls: result.callsFrom });
+    },
   });
   // fastify logs "Server listening at" for every address at info; rotscope logs one line.
   const level = built.app.log.level;

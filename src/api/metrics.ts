@@ -30,6 +30,11 @@ export interface Metrics {
   findingsCreated: Counter<'detector' | 'severity'>;
   /** Findings this process's evaluator raised to critical, by detector. */
   findingsEscalated: Counter<'detector'>;
+  /**
+   * Evaluations this process's evaluator committed, by where their new calls came from: `memory`
+   * (handed over by ingest as it committed them, src/store/call-memo.ts) or `database` (read back).
+   */
+  evaluations: Counter<'calls'>;
 }
 
 /**
@@ -65,10 +70,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     findingsEscalated.inc({ detector }, 0);
     for (const severity of SEVERITIES) findingsCreated.inc({ detector, severity }, 0);
   }
+  const evaluations = new Counter({
+    name: 'rotscope_evaluations_total',
+    help: "Evaluations committed by this process, by where their new calls came from (memory: handed over by this process's ingest; database: read back)",
+    labelNames: ['calls'],
+    registers: [registry],
+  });
+  for (const calls of ['memory', 'database']) evaluations.inc({ calls }, 0);
   return {
     registry,
     findingsCreated,
     findingsEscalated,
+    evaluations,
     received: new Counter({
       name: 'rotscope_ingest_received_total',
       help: 'Spans and log records received over OTLP',

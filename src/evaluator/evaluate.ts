@@ -103,6 +103,11 @@ export interface EvaluationResult {
   /** The new calls token stored with the position (see EvaluateOptions.newCallsToken). */
   callsToken?: string;
   /**
+   * Where the new calls came from: the evaluator's memory of what this process's ingest
+   * committed (src/store/call-memo.ts), or the database. Set by the evaluator loop.
+   */
+  callsFrom?: 'memory' | 'database';
+  /**
    * Per model, the calls fed that carry token counts but have no window (no override, no
    * agent report, no catalog row): `context_too_full` could not judge them. Their first
    * evaluation opens the model's `window.unknown` notice (src/store/window-notices.ts).

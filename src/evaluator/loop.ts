@@ -389,6 +389,7 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
             ...(memo && !fromMemo.has(conversation) ? { newCallsToken: newCallsToken() } : {}),
           });
           callsLeft -= result.calls;
+          result.callsFrom = fromMemo.has(conversation) ? 'memory' : 'database';
           done.push(result);
         }
         current = undefined;
