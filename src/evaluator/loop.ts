@@ -256,14 +256,17 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     stored: PrefetchedPage,
   ) => {
     memo!.stats.verified += 1;
-    // the reported cost is filled into stored rows by log events without a mark (no detector
-    // reads it): not compared
+    // Two fields no detector reads change in stored rows without a mark, and are not compared:
+    // a call's reported cost (filled in from log events) and a compaction's source key (another
+    // source joined it).
     const calls = (page: PrefetchedPage) =>
       JSON.stringify(page.calls.map(({ costUsd: _cost, ...call }) => call));
+    const compactions = (page: PrefetchedPage) =>
+      JSON.stringify(page.compactions.map(({ sourceKey: _key, ...compaction }) => compaction));
     const held = calls(fromMemory);
     const want = calls(stored);
-    const heldCompactions = JSON.stringify(fromMemory.compactions);
-    const wantCompactions = JSON.stringify(stored.compactions);
+    const heldCompactions = compactions(fromMemory);
+    const wantCompactions = compactions(stored);
     if (held === want && heldCompactions === wantCompactions) return;
     memo!.stats.differed += 1;
     log.error(

@@ -31,7 +31,7 @@ import {
   readBack,
   type PrefetchedPage,
   type TimelinePosition,
-  type WrittenCallRow,
+  type WrittenCall,
 } from './timeline.ts';
 
 interface Entry {
@@ -107,7 +107,7 @@ export class CallMemo {
    * rows of the calls the transaction inserted, for the conversations it changed in no other
    * way. Returns the tokens to write; settle the result after the transaction ends.
    */
-  begin(workspaceId: string, fresh: ReadonlyMap<string, readonly WrittenCallRow[]>): MemoWrite {
+  begin(workspaceId: string, fresh: ReadonlyMap<string, readonly WrittenCall[]>): MemoWrite {
     const tokens = new Map<string, string>();
     const begun: Array<{ key: string; entry: Entry; token: string; calls: readonly LlmCall[] }> =
       [];

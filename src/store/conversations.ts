@@ -16,7 +16,7 @@ import {
   MIN_NS,
   type CallStarts,
   type TimelinePosition,
-  type WrittenCallRow,
+  type WrittenCall,
 } from './timeline.ts';
 import { noteUnknownWindows, type UnjudgedCalls } from './window-notices.ts';
 import { latestProjects, type ConversationProject } from '../model/calls.ts';
@@ -85,7 +85,7 @@ export interface IngestMark {
    * conversation (./call-memo.ts); absent for any other change (merges, replacements, content or
    * windows given to stored calls, compactions, rows skipped as re-sent).
    */
-  fresh?: readonly WrittenCallRow[];
+  fresh?: readonly WrittenCall[];
 }
 
 /**
@@ -127,9 +127,7 @@ export async function noteConversations(
   workspaceId: string,
   marks: readonly IngestMark[],
   projects: readonly ConversationProject[] = [],
-  callsTokens?: (
-    fresh: ReadonlyMap<string, readonly WrittenCallRow[]>,
-  ) => ReadonlyMap<string, string>,
+  callsTokens?: (fresh: ReadonlyMap<string, readonly WrittenCall[]>) => ReadonlyMap<string, string>,
 ): Promise<void> {
   if (marks.length === 0 && projects.length === 0) return;
   const merged = new Map<string, IngestMark>();
@@ -152,7 +150,7 @@ export async function noteConversations(
   }
   const projectOf = new Map(latestProjects(projects).map((p) => [p.conversationId, p]));
   const ids = [...new Set([...merged.keys(), ...projectOf.keys()])].sort();
-  const fresh = new Map<string, readonly WrittenCallRow[]>();
+  const fresh = new Map<string, readonly WrittenCall[]>();
   if (callsTokens)
     for (const [id, mark] of merged)
       if (mark.fresh && mark.fresh.length > 0) fresh.set(id, mark.fresh);

@@ -227,7 +227,9 @@ export async function insertNewCalls(
   const marks = marksOf(added, true, settleMs);
   // A straight COPY inserted every row, in order: each mark carries its row, for the evaluator's
   // memory of new calls (./call-memo.ts). Through staging some may have been skipped: none does.
-  if (!tx.resent) for (const [i, mark] of marks.entries()) mark.fresh = [rows[i]!];
+  if (!tx.resent)
+    for (const [i, mark] of marks.entries())
+      mark.fresh = [{ row: rows[i]!, parts: calls[i]!.parts }];
   return marks;
 }
 

@@ -158,47 +158,81 @@ export function toLlmCall(row: CallRow): LlmCall {
 /** An `llm_calls` row as {@link llmCallRow} writes it. */
 export type WrittenCallRow = ReturnType<typeof llmCallRow>;
 
+/** A call as ingest wrote it: its row, and the parts its `parts` JSON was made from. */
+export interface WrittenCall {
+  row: WrittenCallRow;
+  parts: InputParts | null;
+}
+
 /**
  * A call as {@link toLlmCall} reads back the row {@link llmCallRow} wrote: the captured
  * messages left out (not a column the evaluator reads), the counts as their columns keep them,
- * and `parts` in jsonb's key order (shorter keys first, then by their bytes), since code that
- * walks its keys sees that order in what it reads. What ingest hands the evaluator from memory
- * (./call-memo.ts) must be exactly what the evaluator would read.
+ * and the parts as jsonb gives them back (what JSON keeps of them, objects' keys in jsonb's order:
+ * shorter keys first, then by their bytes), since code that walks its keys sees that order in
+ * what it reads. What ingest hands the evaluator from memory (./call-memo.ts) must be exactly
+ * what the evaluator would read.
  */
-export function readBack(row: WrittenCallRow): LlmCall {
-  const count = (value: number | null) => (value === null ? null : String(value));
+export function readBack({ row, parts }: WrittenCall): LlmCall {
   return toLlmCall({
     ...row,
-    start_ns: String(BigInt(row.start_ns)),
-    end_ns: String(BigInt(row.end_ns)),
-    input_tokens_raw: count(row.input_tokens_raw),
-    cache_read_tokens: count(row.cache_read_tokens),
-    cache_write_tokens: count(row.cache_write_tokens),
-    output_tokens: count(row.output_tokens),
-    context_tokens: count(row.context_tokens),
-    max_output_tokens: count(row.max_output_tokens),
-    parts: row.parts === null ? null : jsonbOrdered(JSON.parse(row.parts)),
+    start_ns: canonicalInt(row.start_ns),
+    end_ns: canonicalInt(row.end_ns),
+    parts: row.parts === null ? null : jsonbCopy(parts),
   } as unknown as CallRow);
 }
 
-/** A JSON value with its objects' keys in the order jsonb stores them (length in bytes, then bytes). */
-function jsonbOrdered(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(jsonbOrdered);
-  if (value === null || typeof value !== 'object') return value;
-  const keys = Object.keys(value).sort((a, b) => {
-    const ab = Buffer.from(a);
-    const bb = Buffer.from(b);
-    return ab.length - bb.length || Buffer.compare(ab, bb);
-  });
+/** A decimal integer as int8 prints it (no leading zeros, no plus sign). */
+const canonicalInt = (text: string): string =>
+  /^(0|-?[1-9][0-9]*)$/.test(text) ? text : String(BigInt(text));
+
+/** Whether jsonb orders key `a` after key `b`: by length in bytes, then by bytes. */
+function jsonbKeyOrder(a: string, b: string): number {
+  if (/^[\x00-\x7f]*$/.test(a) && /^[\x00-\x7f]*$/.test(b))
+    return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  const ab = Buffer.from(a);
+  const bb = Buffer.from(b);
+  return ab.length - bb.length || Buffer.compare(ab, bb);
+}
+
+/**
+ * A value as `JSON.parse(jsonb text of JSON.stringify(value))` gives it back, without the text:
+ * what JSON drops dropped (undefined, functions, symbols: an array's become null), numbers
+ * that are not finite null, objects' keys in jsonb's order.
+ */
+function jsonbCopy(value: unknown): unknown {
+  if (value === null) return null;
+  switch (typeof value) {
+    case 'number':
+      return Number.isFinite(value) ? value : null;
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'object':
+      break;
+    default:
+      return undefined;
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    return jsonbCopy(JSON.parse(JSON.stringify(value)));
+  if (Array.isArray(value))
+    return value.map((item: unknown) => {
+      const copy = jsonbCopy(item);
+      return copy === undefined ? null : copy;
+    });
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source).sort(jsonbKeyOrder);
   const out: Record<string, unknown> = {};
-  for (const key of keys)
+  for (const key of keys) {
+    const copy = jsonbCopy(source[key]);
+    if (copy === undefined) continue;
     // an own property even for `__proto__`, as JSON.parse makes it
     Object.defineProperty(out, key, {
-      value: jsonbOrdered((value as Record<string, unknown>)[key]),
+      value: copy,
       enumerable: true,
       writable: true,
       configurable: true,
     });
+  }
   return out;
 }
 

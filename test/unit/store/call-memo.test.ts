@@ -4,12 +4,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CallMemo } from '../../../src/store/call-memo.ts';
+import type { LlmCall } from '../../../src/model/calls.ts';
 import { llmCallRow, readBack, type TimelinePosition } from '../../../src/store/timeline.ts';
 import { call, compaction } from '../../helpers/calls.ts';
 
 const ws = 'default';
+/** A call as ingest hands it over: its row and its parts. */
+const written = (c: LlmCall) => ({ row: llmCallRow(c), parts: c.parts });
 const key = { workspaceId: ws, conversationId: 'c' };
-const rows = (...seconds: number[]) => seconds.map((s) => llmCallRow(call('c', s)));
+const rows = (...seconds: number[]) => seconds.map((s) => written(call('c', s)));
 const at = (second: number): TimelinePosition => {
   const c = call('c', second);
   return { ns: c.startNs, spanId: c.spanId };
@@ -31,7 +34,7 @@ describe('CallMemo', () => {
     expect(write(memo, 2)).toBe(token);
     const page = memo.pageFor({ ...key, callsToken: token }, null, 500);
     expect(seconds(page)).toEqual([1, 2, 3]);
-    expect(page!.calls[0]).toEqual(readBack(llmCallRow(call('c', 1))));
+    expect(page!.calls[0]).toEqual(readBack(written(call('c', 1))));
     // another token on the row: another writer since; none
     expect(memo.pageFor({ ...key, callsToken: '42' }, null, 500)).toBeUndefined();
     expect(memo.pageFor({ ...key, callsToken: null }, null, 500)).toBeUndefined();
@@ -83,7 +86,7 @@ describe('CallMemo', () => {
 
   it('leaves calls sharing a start, and pages of `limit` calls or more, to the database', () => {
     const memo = new CallMemo();
-    const same = llmCallRow(call('c', 2, { spanId: 'c-zzz' }));
+    const same = written(call('c', 2, { spanId: 'c-zzz' }));
     const handed = memo.begin(ws, new Map([['c', [...rows(1, 2), same]]]));
     handed.committed();
     const token = handed.tokens.get('c')!;
@@ -100,15 +103,9 @@ describe('CallMemo', () => {
 
   it('keeps at most `limitCalls` calls, dropping the least recently used conversations', () => {
     const memo = new CallMemo(10, 3);
-    const a = memo.begin(
-      ws,
-      new Map([['a', [llmCallRow(call('a', 1)), llmCallRow(call('a', 2))]]]),
-    );
+    const a = memo.begin(ws, new Map([['a', [written(call('a', 1)), written(call('a', 2))]]]));
     a.committed();
-    const b = memo.begin(
-      ws,
-      new Map([['b', [llmCallRow(call('b', 1)), llmCallRow(call('b', 2))]]]),
-    );
+    const b = memo.begin(ws, new Map([['b', [written(call('b', 1)), written(call('b', 2))]]]));
     b.committed();
     expect(memo.size).toBe(1);
     expect(memo.calls).toBe(2);
@@ -126,5 +123,18 @@ describe('CallMemo', () => {
         9,
       )?.calls.length,
     ).toBe(2);
+  });
+
+  it('reads a call back as jsonb gives its parts: what JSON keeps, keys by length then bytes', () => {
+    const parts = {
+      unit: 'chars',
+      total: Number.NaN,
+      tools: { zz: 1, a: undefined, bb: [1, undefined, Number.POSITIVE_INFINITY], é: 2, ab: 3 },
+      system: 12,
+    };
+    const back = readBack(written(call('c', 1, { parts: parts as never })));
+    expect(back.parts).toEqual(JSON.parse(JSON.stringify(parts)));
+    expect(Object.keys(back.parts!)).toEqual(['unit', 'tools', 'total', 'system']);
+    expect(Object.keys((back.parts as { tools: object }).tools)).toEqual(['ab', 'bb', 'zz', 'é']);
   });
 });
