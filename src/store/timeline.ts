@@ -158,7 +158,10 @@ export function toLlmCall(row: CallRow): LlmCall {
 /** An `llm_calls` row as {@link llmCallRow} writes it. */
 export type WrittenCallRow = ReturnType<typeof llmCallRow>;
 
-/** A call as ingest wrote it: its row, and the parts its `parts` JSON was made from. */
+/**
+ * A call as ingest wrote it: its row, and the parts its `parts` JSON was made from (left as they
+ * were written: the memory of new calls copies them when the transaction writes its marks).
+ */
 export interface WrittenCall {
   row: WrittenCallRow;
   parts: InputParts | null;
