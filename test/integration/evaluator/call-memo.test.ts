@@ -1,7 +1,8 @@
 /**
  * Judging new calls from memory (src/store/call-memo.ts, issue 39) over every producer's real
- * captures (test/fixtures/real): each captured OTLP body is sent in the order the producer sent
- * it, to two servers at once, one judging from memory and one reading every call back, and each
+ * captures (test/fixtures/real): each captured OTLP body (and each whole export of spans in one
+ * file: Copilot's, the instrumentation libraries') is sent in the order the producer sent it, to
+ * two servers at once, one judging from memory and one reading every call back, and each
  * waits until its evaluator has judged what arrived before the next body goes (an agent's turns
  * come seconds apart). Every evaluation from memory is compared with the stored rows
  * (`verifyCallMemo`); the two servers must store the same findings.
@@ -16,7 +17,9 @@ import { postOtlp } from '../../helpers/capture-replay.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 const REAL = fileURLToPath(new URL('../../fixtures/real/', import.meta.url));
+/** A numbered body of a capture; or a whole export of spans in one file (Copilot's, the libraries'). */
 const BODY = /^(\d+)-(traces|logs)\.(json|pb)(\.br|\.gz)?$/;
+const WHOLE = /^(traces\.json\.gz|otlp-json_.*\.json)$/;
 
 /** Every captured body under `dir`, by capture (a folder; `otlp/` and `hook/` are one capture). */
 function captures(dir: string): Map<string, string[]> {
@@ -25,7 +28,7 @@ function captures(dir: string): Map<string, string[]> {
     for (const name of readdirSync(at)) {
       const path = join(at, name);
       if (statSync(path).isDirectory()) walk(path);
-      else if (BODY.test(name)) {
+      else if (BODY.test(name) || WHOLE.test(name)) {
         const folder = dirname(path);
         const capture = ['otlp', 'hook'].includes(basename(folder)) ? dirname(folder) : folder;
         out.set(capture, [...(out.get(capture) ?? []), path]);
@@ -33,30 +36,30 @@ function captures(dir: string): Map<string, string[]> {
     }
   };
   walk(dir);
+  const order = (file: string) => Number(BODY.exec(basename(file))?.[1] ?? 0);
   for (const files of out.values())
-    files.sort(
-      (a, b) =>
-        Number(BODY.exec(basename(a))![1]) - Number(BODY.exec(basename(b))![1]) ||
-        basename(a).localeCompare(basename(b)),
-    );
+    files.sort((a, b) => order(a) - order(b) || basename(a).localeCompare(basename(b)));
   return out;
 }
 
-function bodyOf(path: string): {
-  signal: 'traces' | 'logs';
-  body: string | Buffer;
-  protobuf: boolean;
-} {
-  const [, , signal, format, packed] = BODY.exec(basename(path))!;
-  let body = readFileSync(path);
-  if (packed === '.br') body = brotliDecompressSync(body);
-  if (packed === '.gz') body = gunzipSync(body);
-  const protobuf = format === 'pb';
-  return {
-    signal: signal as 'traces' | 'logs',
-    body: protobuf ? body : body.toString('utf8'),
-    protobuf,
-  };
+/** The OTLP request bodies of a file (a whole export may hold several, as a JSON array). */
+function bodiesOf(
+  path: string,
+): Array<{ signal: 'traces' | 'logs'; body: string | Buffer; protobuf: boolean }> {
+  const name = basename(path);
+  let bytes = readFileSync(path);
+  if (name.endsWith('.br')) bytes = brotliDecompressSync(bytes);
+  if (name.endsWith('.gz')) bytes = gunzipSync(bytes);
+  const numbered = BODY.exec(name);
+  if (numbered?.[3] === 'pb')
+    return [{ signal: numbered[2] as 'logs', body: bytes, protobuf: true }];
+  const signal = (numbered?.[2] ?? 'traces') as 'traces' | 'logs';
+  const json: unknown = JSON.parse(bytes.toString('utf8'));
+  return (Array.isArray(json) ? json : [json]).map((request) => ({
+    signal,
+    body: JSON.stringify(request),
+    protobuf: false,
+  }));
 }
 
 /** Waits until the server's evaluator has judged everything that arrived (at most 10 s). */
@@ -100,16 +103,16 @@ describe('new calls judged from memory', () => {
     const all = captures(REAL);
     expect(all.size).toBeGreaterThan(20);
     for (const [capture, files] of all) {
-      for (const file of files) {
-        const { signal, body, protobuf } = bodyOf(file);
-        const what = `${capture.slice(REAL.length)} ${basename(file)}`;
-        await Promise.all(
-          [fromMemory, readBack].map((server) =>
-            postOtlp(server.url, signal, body, { protobuf, what }),
-          ),
-        );
-        await Promise.all([judged(fromMemory), judged(readBack)]);
-      }
+      for (const file of files)
+        for (const { signal, body, protobuf } of bodiesOf(file)) {
+          const what = `${capture.slice(REAL.length)} ${basename(file)}`;
+          await Promise.all(
+            [fromMemory, readBack].map((server) =>
+              postOtlp(server.url, signal, body, { protobuf, what }),
+            ),
+          );
+          await Promise.all([judged(fromMemory), judged(readBack)]);
+        }
     }
     const stats = fromMemory.callMemo!.stats;
     expect(stats.differed).toBe(0);
