@@ -9,6 +9,11 @@
  * added to the item is a column without touching this file. A value that is not text becomes
  * text one way: numbers and booleans as JSON writes them, null as an empty field, a list of
  * texts or numbers joined by `; `, anything else (objects, lists of objects) as JSON.
+ *
+ * Text a spreadsheet would take for a formula (its first character `=`, `+`, `-`, `@`, a tab or
+ * a CR: OWASP's CSV injection rule) gets a `'` in front: conversation ids, project names and
+ * models come from whoever sends telemetry, and an export is opened in Excel or Sheets. Numbers
+ * are written as they are, negative ones included.
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -25,12 +30,17 @@ export function csvField(value: unknown): string {
 
 function fieldText(value: unknown): string {
   if (value === null || value === undefined) return '';
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return notFormula(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
     return String(value);
   if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number'))
-    return value.join('; ');
+    return typeof value[0] === 'string' ? notFormula(value.join('; ')) : value.join('; ');
   return JSON.stringify(value);
+}
+
+/** Text a spreadsheet would run as a formula, with a `'` in front (OWASP); other text as it is. */
+function notFormula(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
 }
 
 /** One CSV line (CRLF-terminated) of the given columns of an item. */

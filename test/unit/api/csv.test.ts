@@ -29,6 +29,17 @@ describe('csvField', () => {
     [[1, 2], '1; 2'],
     [{ usage: 1, note: 'a,"b"' }, '"{""usage"":1,""note"":""a,\\""b\\""""}"'],
     [[{ key: 'main' }], '"[{""key"":""main""}]"'],
+    // text a spreadsheet would run as a formula (OWASP's CSV injection), not numbers
+    ['=HYPERLINK("http://x","y")', '"\'=HYPERLINK(""http://x"",""y"")"'],
+    ['+1', "'+1"],
+    ['-conv', "'-conv"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\tcmd', "'\tcmd"],
+    ['\rcmd', '"\'\rcmd"'],
+    [['=1+1', 'b'], "'=1+1; b"],
+    [-3, '-3'],
+    [[-1, 2], '-1; 2'],
+    ['a=b', 'a=b'],
   ])('%j → %s', (value, text) => expect(csvField(value)).toBe(text));
 
   it('writes a line of the columns asked for, in their order, CRLF-terminated', () => {
