@@ -39,7 +39,8 @@ export function closestFlag(given: string, known: readonly string[]): string | u
 
 /**
  * The message for a parseArgs error (`code` ERR_PARSE_ARGS_*), naming the command: an unknown
- * flag with the closest known one, a flag missing its value, a value given to a switch.
+ * flag with the closest known one, a flag missing its value, a value given to a switch, a value
+ * starting with a dash given after a space.
  * Undefined for any other error (a bug, rethrown by the caller).
  */
 export function flagError(
@@ -56,6 +57,9 @@ export function flagError(
     return `rotscope ${command}: unknown flag ${option}${near ? `; did you mean --${near}?` : ''}`;
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option !== undefined) {
+    // `--notify-hours -1`: a value starting with a dash reads as a flag
+    if (/ambiguous/.test(message))
+      return `rotscope ${command}: a value of ${option} that starts with a dash is written ${option}=VALUE`;
     const takesValue = /argument missing/.test(message);
     return takesValue
       ? `rotscope ${command}: ${option} needs a value (${option} VALUE)`

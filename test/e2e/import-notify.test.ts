@@ -191,5 +191,12 @@ describe('rotscope import --notify', () => {
       code: 2,
       stderr: 'rotscope import: --notify-hours goes with --notify\n',
     });
+    // after a space, a negative value reads as a flag: the message says how to write it
+    expect(await importFrom(['--notify', '--notify-hours', '-1', file])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        'rotscope import: a value of --notify-hours that starts with a dash is written --notify-hours=VALUE\n',
+      ),
+    });
   });
 });

@@ -53,6 +53,10 @@ describe('flagError', () => {
     expect(flagError('x', fail(['--dry-run=yes']), ['dry-run'])).toBe(
       'rotscope x: --dry-run takes no value',
     );
+    // a value starting with a dash after a space reads as a flag: say how to write it
+    expect(flagError('import', fail(['--port', '-1']), ['port'])).toBe(
+      'rotscope import: a value of --port that starts with a dash is written --port=VALUE',
+    );
   });
 
   it('leaves any other error to the caller', () =>
