@@ -378,7 +378,16 @@ describe.skipIf(!usingPostgres)('three serve processes on one PostgreSQL', () =>
     // connections). Its sockets stay open, so only the server's idle-in-transaction limit set
     // by the evaluator (30 s) ends that session and frees the conversation.
     const [survivor, frozen] = servers as [ChildServer, ChildServer];
+    /** Each wait of this test is bounded: a failure names the one that did not end. */
+    const until = (what: string, ms: number) => {
+      const deadline = Date.now() + ms;
+      return () => {
+        if (Date.now() > deadline) throw new Error(`still waiting after ${ms} ms: ${what}`);
+      };
+    };
     const sendTo = async (body: string) => {
+      const check = until('the survivor to take a batch (200)', 120_000);
+      let status = 0;
       for (;;) {
         const response = await fetch(`${survivor.url}/v1/traces`, {
           method: 'POST',
@@ -387,6 +396,12 @@ describe.skipIf(!usingPostgres)('three serve processes on one PostgreSQL', () =>
         });
         await response.arrayBuffer();
         if (response.status === 200) return;
+        status = response.status;
+        try {
+          check();
+        } catch (error) {
+          throw new Error(`${(error as Error).message}, last answer ${status}`);
+        }
         await sleep(20);
       }
     };
@@ -398,7 +413,9 @@ describe.skipIf(!usingPostgres)('three serve processes on one PostgreSQL', () =>
         for (const batch of conversation(`freeze-${generated++}`, base)) await sendTo(batch.body);
       }
     })();
+    const catching = until('the frozen process to be stopped mid-evaluation', 180_000);
     while (caught.length === 0) {
+      catching();
       const ports = [...tcpPortsOf(frozen.process.pid!)];
       frozen.process.kill('SIGSTOP');
       const { rows } = await client.query<{ pid: number }>(
@@ -434,7 +451,9 @@ describe.skipIf(!usingPostgres)('three serve processes on one PostgreSQL', () =>
       }),
     );
     // The frozen evaluator's session was ended by the server.
+    const ending = until("the server to end the frozen evaluator's session", 120_000);
     for (;;) {
+      ending();
       const { rows } = await client.query(
         'SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1::int[])',
         [caught],
