@@ -33,21 +33,14 @@ const silentLog = { info() {}, warn() {}, error() {} };
 
 // The compiled evaluator users run (BENCH_FROM_DIST=1, after `npm run build`), else the source.
 const fromDist = process.env.BENCH_FROM_DIST === '1';
-const { startEvaluator } = (await import(
-  fromDist ? '../dist/evaluator/loop.js' : '../src/evaluator/loop.ts'
-)) as typeof Loop;
-const { openStore } = (await import(
-  fromDist ? '../dist/store/db.js' : '../src/store/db.ts'
-)) as typeof Db;
-const { buildApp } = (await import(
-  fromDist ? '../dist/api/app.js' : '../src/api/app.ts'
-)) as typeof App;
-const { CallMemo } = (await import(
-  fromDist ? '../dist/store/call-memo.js' : '../src/store/call-memo.ts'
-)) as typeof Memo;
-const { defaultConfig } = (await import(
-  fromDist ? '../dist/config.js' : '../src/config.ts'
-)) as typeof Config;
+/** A module of rotscope (`evaluator/loop`), compiled or source as above. */
+const rotscope = async <T>(module: string): Promise<T> =>
+  (await import(fromDist ? `../dist/${module}.js` : `../src/${module}.ts`)) as T;
+const { startEvaluator } = await rotscope<typeof Loop>('evaluator/loop');
+const { openStore } = await rotscope<typeof Db>('store/db');
+const { buildApp } = await rotscope<typeof App>('api/app');
+const { CallMemo } = await rotscope<typeof Memo>('store/call-memo');
+const { defaultConfig } = await rotscope<typeof Config>('config');
 const fromMemory = process.env.BENCH_FROM_MEMORY === '1';
 
 /**

@@ -64,7 +64,7 @@ export interface EvaluateOptions {
   /**
    * A new token for the conversation's calls held in memory (src/store/call-memo.ts): stored with
    * the position when every call after the evaluation's start came from `prefetched` and the
-   * evaluation saw the conversation's end in it (the result's `callsToken` then).
+   * evaluation saw the conversation's end in it (the save's `callsToken` then).
    */
   newCallsToken?: string;
 }
@@ -100,8 +100,6 @@ export interface EvaluationResult {
   enabled: boolean;
   /** False when calls remain for another transaction. */
   settled: boolean;
-  /** The new calls token stored with the position (see EvaluateOptions.newCallsToken). */
-  callsToken?: string;
   /**
    * Where the new calls came from: the evaluator's memory of what this process's ingest
    * committed (src/store/call-memo.ts), or the database. Set by the evaluator loop.
@@ -266,10 +264,7 @@ export async function evaluateConversation(
   const settled = !replay.budgetSpent;
   // every call after the start came from the prefetch, and the end was seen in it
   const callsToken =
-    options.newCallsToken !== undefined &&
-    settled &&
-    replay.firstPageGiven &&
-    replay.pagesRead === 0
+    options.newCallsToken !== undefined && settled && replay.pagesRead === 0
       ? options.newCallsToken
       : undefined;
 
@@ -286,7 +281,6 @@ export async function evaluateConversation(
     findingEvents: [],
     enabled: settings.enabled,
     settled,
-    ...(callsToken === undefined ? {} : { callsToken }),
     // with the alert disabled nothing is reported, this neither
     unjudged: settings.enabled
       ? [...unjudged].map(([model, calls]) => ({

@@ -42,8 +42,10 @@ export interface ReplayResult {
   position: TimelinePosition | null;
   /** True when the call budget ran out before the conversation's end was seen. */
   budgetSpent: boolean;
-  /** Whether `firstPage` answered the first read, and pages read from the database. */
-  firstPageGiven: boolean;
+  /**
+   * Pages read from the database: 0 with the conversation's end seen (not `budgetSpent`) means
+   * `firstPage` answered the only read.
+   */
   pagesRead: number;
 }
 
@@ -66,15 +68,12 @@ export async function replayPages(
 ): Promise<ReplayResult> {
   let position = start;
   let calls = 0;
-  let firstPageGiven = false;
   let pagesRead = 0;
   for (;;) {
-    if (calls >= options.maxCalls)
-      return { calls, position, budgetSpent: true, firstPageGiven, pagesRead };
+    if (calls >= options.maxCalls) return { calls, position, budgetSpent: true, pagesRead };
     const want = Math.min(options.pageSize, options.maxCalls - calls);
     let page = calls === 0 && pagesRead === 0 ? options.firstPage?.(want) : undefined;
-    if (page) firstPageGiven = true;
-    else {
+    if (!page) {
       page = await loadTimelinePage(db, key, position, want, options.within);
       pagesRead += 1;
     }
@@ -84,5 +83,5 @@ export async function replayPages(
     calls += page.calls.length;
     if (page.calls.length < want) break;
   }
-  return { calls, position, budgetSpent: false, firstPageGiven, pagesRead };
+  return { calls, position, budgetSpent: false, pagesRead };
 }

@@ -25,8 +25,8 @@
  * Bounded: at most `limit` conversations and `limitCalls` calls in all, the least recently used
  * dropped first (an evicted conversation's calls are read from the database, as before).
  */
-import { randomBytes } from 'node:crypto';
 import type { Compaction, LlmCall } from '../model/calls.ts';
+import { randomToken } from './conversations.ts';
 import {
   readBack,
   type PrefetchedPage,
@@ -69,7 +69,7 @@ export interface MemoStats {
   differed: number;
 }
 
-export const newCallsToken = (): string => randomBytes(8).readBigInt64BE().toString();
+export const newCallsToken = randomToken;
 
 const keyOf = (workspaceId: string, conversationId: string) =>
   `${workspaceId}\u0000${conversationId}`;
@@ -82,6 +82,16 @@ function before(a: TimelinePosition, b: TimelinePosition): boolean {
 }
 
 const positionOf = (call: LlmCall): TimelinePosition => ({ ns: call.startNs, spanId: call.spanId });
+
+/** The calls after `position` (every one when null). */
+const callsAfter = (calls: readonly LlmCall[], position: TimelinePosition | null) =>
+  position === null ? [...calls] : calls.filter((c) => before(position, positionOf(c)));
+
+/** The compactions after `position`'s start (every one when null). */
+function compactionsAfter(compactions: readonly Compaction[], position: TimelinePosition | null) {
+  const ns = position === null ? null : BigInt(position.ns);
+  return compactions.filter((c) => ns === null || BigInt(c.atNs) > ns);
+}
 
 export class CallMemo {
   readonly #entries = new Map<string, Entry>();
@@ -165,8 +175,7 @@ export class CallMemo {
     const entry = this.#entries.get(keyOf(claimed.workspaceId, claimed.conversationId));
     if (!entry || entry.token !== claimed.callsToken || entry.writing > 0) return undefined;
     if (entry.base !== null && (after === null || before(after, entry.base))) return undefined;
-    const calls =
-      after === null ? [...entry.calls] : entry.calls.filter((c) => before(after, positionOf(c)));
+    const calls = callsAfter(entry.calls, after);
     if (calls.length >= limit) return undefined;
     calls.sort((a, b) => (before(positionOf(a), positionOf(b)) ? -1 : 1));
     for (let i = 0; i < calls.length; i++) {
@@ -174,11 +183,7 @@ export class CallMemo {
       if (previous !== undefined && BigInt(previous) === BigInt(calls[i]!.startNs))
         return undefined;
     }
-    const afterNs = after === null ? null : BigInt(after.ns);
-    const compactions = entry.compactions.filter(
-      (c) => afterNs === null || BigInt(c.atNs) > afterNs,
-    );
-    return { after, limit, calls, compactions };
+    return { after, limit, calls, compactions: compactionsAfter(entry.compactions, after) };
   }
 
   /**
@@ -194,12 +199,11 @@ export class CallMemo {
     const entry = this.#entries.get(k);
     if (!entry || entry.token !== token || position === null) return;
     if (entry.base !== null && before(position, entry.base)) return;
-    const kept = entry.calls.filter((c) => before(position, positionOf(c)));
+    const kept = callsAfter(entry.calls, position);
     this.#calls -= entry.calls.length - kept.length;
     entry.calls = kept;
     entry.base = position;
-    const ns = BigInt(position.ns);
-    entry.compactions = entry.compactions.filter((c) => BigInt(c.atNs) > ns);
+    entry.compactions = compactionsAfter(entry.compactions, position);
     this.#touch(k, entry);
   }
 
@@ -216,12 +220,11 @@ export class CallMemo {
   ): void {
     const k = keyOf(key.workspaceId, key.conversationId);
     this.#drop(k);
-    const ns = position === null ? null : BigInt(position.ns);
     this.#entries.set(k, {
       token,
       base: position,
       calls: [],
-      compactions: compactions.filter((c) => ns === null || BigInt(c.atNs) > ns),
+      compactions: compactionsAfter(compactions, position),
       writing: 0,
     });
     this.#trim();

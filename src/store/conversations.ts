@@ -459,6 +459,9 @@ export interface StateCopies {
   get(workspaceId: string, conversationId: string, token: string, at: string | null): unknown;
 }
 
+/** A random int8 as text: the tokens of stored states and of calls held in memory. */
+export const randomToken = (): string => randomBytes(8).readBigInt64BE().toString();
+
 /** A position as a state copy names it (`ns:spanId`; null: none). */
 export const positionKey = (position: TimelinePosition | null): string | null =>
   position === null ? null : `${position.ns}:${position.spanId}`;
@@ -581,7 +584,7 @@ export async function saveEvaluations(
   saves: readonly PendingSave[],
 ): Promise<Array<{ token: string; bytes: number }>> {
   if (saves.length === 0) return [];
-  const tokens = saves.map(() => randomBytes(8).readBigInt64BE().toString());
+  const tokens = saves.map(() => randomToken());
   const states = saves.map((save) => JSON.stringify(save.result.state));
   const unjudged = saves.flatMap((save) => save.result.unjudged ?? []);
   if (unjudged.length > 0) await noteUnknownWindows(db, unjudged);
