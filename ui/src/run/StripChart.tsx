@@ -297,9 +297,10 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
           onMouseDown={(event) => setDrag({ start: event.clientX, end: event.clientX })}
           onMouseUp={onUp}
         />
+        {/* keys of their own kind: siblings of the finding marks, whose ids are numbers too */}
         {selectedRuns.map(([first, last]) => (
           <div
-            key={first}
+            key={`selected-${first}`}
             className="strip-selected"
             style={{
               left: (first - view.from) * barWidth,
@@ -324,7 +325,7 @@ export function StripChart({ strip, model, selected, onSelect }: StripChartProps
           const where = callsLabel(callsOf(f));
           return (
             <button
-              key={f.findingId}
+              key={`finding-${f.findingId}`}
               type="button"
               className={`strip-mark ${mark!.className}${f.findingId === selected ? ' selected' : ''}`}
               style={{ left: (at - view.from + 0.5) * barWidth }}
