@@ -9,7 +9,7 @@
  * BENCH_FROM_DIST=1 evaluates with the compiled dist/ (run `npm run build` first), else the
  * source; BENCH_CPU_PROF=DIR writes a CPU profile of each round; BENCH_LOG_STATEMENTS=1 logs
  * every statement's duration to the server's log; BENCH_BATCH sets `batchSize`; BENCH_KEEP=1
- * keeps the stored load's database. BENCH_FROM_MEMORY=1: each round stores the load itself, in
+ * keeps the stored load's database and each round's. BENCH_FROM_MEMORY=1: each round stores the load itself, in
  * this process, into a fresh database, through an app whose ingest hands the calls it stores to
  * the evaluator's memory (src/store/call-memo.ts), as `rotscope serve` does; the evaluation
  * then judges them from memory (the ingest's CPU is not counted).
@@ -69,6 +69,8 @@ async function profiled<T>(name: string, run: () => Promise<T>): Promise<T> {
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
+  // every 200 µs (the default is 1 ms): an evaluation round lasts a few hundred ms
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
   await session.post('Profiler.start');
   try {
     return await run();
@@ -152,7 +154,8 @@ export async function benchEvaluationCost(content: boolean, total: number, round
       } finally {
         await client.end();
         await store.close();
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        if (process.env.BENCH_KEEP === '1') console.error(`kept ${name}`);
+        else await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       }
     }
   } finally {

@@ -22,7 +22,16 @@ import type { FindingDraft, Severity } from '../model/findings.ts';
 import { CLAUDE_CODE_AUTO_COMPACT, CLAUDE_CODE_CALL_PRODUCERS } from '../model/window-catalog.ts';
 import type { Detector, DetectorContext } from './types.ts';
 import { summaryWithAdvice, toolAdvice } from './advice.ts';
-import { formatInt, modelOf, partsTotal, percentOf, touchBounded, wholePercent } from './shared.ts';
+import {
+  formatInt,
+  modelOf,
+  partsTotal,
+  percentOf,
+  touchBounded,
+  wholePercent,
+  withProse,
+  type FindingProse,
+} from './shared.ts';
 
 /** Runs kept in state; older runs are forgotten (a late call of one starts it afresh). */
 const MAX_RUNS = 64;
@@ -254,6 +263,26 @@ function toFinding(
 ): FindingDraft {
   const { fullest, overflow } = run;
   const model = fullest?.model ?? overflow?.model ?? firedBy.model;
+  return withProse(
+    {
+      detector: 'context_too_full',
+      anchor: `${run.conversationId}|${run.runId}`,
+      severity,
+      kind: null,
+      conversationId: run.conversationId,
+      streamKey: firedBy.streamKey,
+      runId: run.runId,
+      traceId: firedBy.traceId,
+      spanId: firedBy.spanId,
+      model,
+    },
+    () => proseOf(run, model, context),
+  );
+}
+
+/** The summary and details of a run's finding. */
+function proseOf(run: RunState, model: string | null, context: DetectorContext): FindingProse {
+  const { fullest, overflow } = run;
   const on = `on ${model ?? 'an unknown model'}`;
   const tool =
     fullest?.topTool && fullest.topTool.share >= NAMED_TOOL_SHARE ? fullest.topTool : null;
@@ -279,19 +308,8 @@ function toFinding(
     (assumed && fullest
       ? `; if the model's window is not ${formatInt(fullest.window)} tokens, set a window override on the alert`
       : '');
-  const summary = summaryWithAdvice(happened, advice);
   return {
-    detector: 'context_too_full',
-    anchor: `${run.conversationId}|${run.runId}`,
-    severity,
-    kind: null,
-    conversationId: run.conversationId,
-    streamKey: firedBy.streamKey,
-    runId: run.runId,
-    traceId: firedBy.traceId,
-    spanId: firedBy.spanId,
-    model,
-    summary,
+    summary: summaryWithAdvice(happened, advice),
     details: {
       runId: run.runId,
       fullestCall: fullest,

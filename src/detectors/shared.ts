@@ -3,6 +3,7 @@
  * summaries, tool shares, and bounded lists that keep detector state constant-size.
  */
 import type { LlmCall } from '../model/calls.ts';
+import type { FindingDraft } from '../model/findings.ts';
 
 /** The model a call is reported under: the response model, else the request model. */
 export function modelOf(call: LlmCall): string | null {
@@ -54,4 +55,42 @@ export function touchBounded<T>(
   const rest = list.filter((e) => keyOf(e) !== key);
   rest.push(entry);
   return rest.length > cap ? rest.slice(rest.length - cap) : rest;
+}
+
+/** A finding's prose: its summary line and its details. */
+export type FindingProse = Pick<FindingDraft, 'summary' | 'details'>;
+
+/**
+ * A draft whose summary and details are built when first read, once (issue 39). A detector that
+ * reports an anchor again at every call (an episode that goes on, a fuller call of a run) pays
+ * for the prose only of the report the finding set keeps: the others are replaced unread.
+ * `prose` must read only what does not change after the call (detector states are never
+ * mutated). The two are own enumerable properties, so a spread or `JSON.stringify` of the
+ * draft reads them like any other.
+ */
+export function withProse(
+  draft: Omit<FindingDraft, 'summary' | 'details'>,
+  prose: () => FindingProse,
+): FindingDraft {
+  let built: FindingProse | undefined;
+  const read = () => (built ??= prose());
+  // a literal with the getters: a third faster than defining them on `draft`
+  return {
+    detector: draft.detector,
+    anchor: draft.anchor,
+    severity: draft.severity,
+    kind: draft.kind,
+    conversationId: draft.conversationId,
+    streamKey: draft.streamKey,
+    runId: draft.runId,
+    traceId: draft.traceId,
+    spanId: draft.spanId,
+    model: draft.model,
+    get summary() {
+      return read().summary;
+    },
+    get details() {
+      return read().details;
+    },
+  };
 }

@@ -22,7 +22,15 @@ import type { FindingDraft } from '../model/findings.ts';
 import { countedTools, type HeldResults } from '../model/held-results.ts';
 import type { Detector, DetectorContext } from './types.ts';
 import { summaryWithAdvice, threadWords, toolAdvice } from './advice.ts';
-import { formatInt, modelOf, roundRatio, touchBounded, wholePercent } from './shared.ts';
+import {
+  formatInt,
+  modelOf,
+  roundRatio,
+  touchBounded,
+  wholePercent,
+  withProse,
+  type FindingProse,
+} from './shared.ts';
 import { plural } from '../model/plural.ts';
 
 /** Streams kept in state; the least recently seen are forgotten beyond this. */
@@ -100,6 +108,30 @@ export interface ToolTakeoverState {
 function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): FindingDraft {
   const first = episode.calls[0];
   if (!first) throw new Error('tool_takeover: an episode without calls');
+  return withProse(
+    {
+      detector: 'tool_takeover',
+      anchor: `${call.streamKey}|${episode.tool}|${first.spanId}`,
+      severity: 'warning',
+      kind: null,
+      conversationId: call.conversationId,
+      streamKey: call.streamKey,
+      runId: episode.runId,
+      traceId: first.traceId,
+      spanId: first.spanId,
+      model: episode.model,
+    },
+    () => proseOf(call, episode, first, context),
+  );
+}
+
+/** The summary and details of an episode's finding as of `call`. */
+function proseOf(
+  call: LlmCall,
+  episode: Episode,
+  first: EpisodeCall,
+  context: DetectorContext,
+): FindingProse {
   const peak = peakOf(episode);
   const most = mostTokensOf(episode);
   const count = countOf(episode);
@@ -113,16 +145,6 @@ function toFinding(call: LlmCall, episode: Episode, context: DetectorContext): F
   const estimated = episode.estimatedFrom === 'bytes' ? ', estimated from result bytes' : '';
   const tokens = most === null ? '' : ` (${formatInt(most)} tokens at peak${estimated})`;
   return {
-    detector: 'tool_takeover',
-    anchor: `${call.streamKey}|${episode.tool}|${first.spanId}`,
-    severity: 'warning',
-    kind: null,
-    conversationId: call.conversationId,
-    streamKey: call.streamKey,
-    runId: episode.runId,
-    traceId: first.traceId,
-    spanId: first.spanId,
-    model: episode.model,
     summary: summaryWithAdvice(
       `Results of tool ${episode.tool} took ${shares} of the input over ${plural(count, 'call')}` +
         `${tokens} in ${threadWords(call.agentId)}`,

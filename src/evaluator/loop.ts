@@ -325,18 +325,14 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
       let full = false;
       let claimedCount = 0;
       const results = await store.db.transaction().execute(async (trx) => {
-        if (store.kind === 'postgres')
-          await sql`SELECT set_config('application_name', 'rotscope-evaluator', true),
-              CASE WHEN ${claimIdleTimeoutMs}::int > 0 THEN set_config(
-                'idle_in_transaction_session_timeout', ${claimIdleTimeoutMs}::int::text, true) END`.execute(
-            trx,
-          );
         const claimed = await claimSettledConversations(trx, {
           quietMs: config.evaluatorQuietMs,
           maxWaitMs,
           limit,
           clock: options.clock,
           states: copies,
+          evaluatorSession:
+            store.kind === 'postgres' ? { idleTimeoutMs: claimIdleTimeoutMs } : undefined,
         });
         // A short batch took every conversation settled now: no need to claim again.
         claimedCount = claimed.length;

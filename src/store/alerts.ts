@@ -47,6 +47,24 @@ export async function getAlertSettings(db: Db, workspaceId: string): Promise<Ale
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .executeTakeFirst();
+  return alertSettingsOf(row);
+}
+
+/**
+ * The settings an `alert_settings` row holds (undefined or null: the defaults); the row may
+ * come as JSON (`to_jsonb(a)`: the evaluator's claim reads it with the conversations).
+ */
+export function alertSettingsOf(
+  row:
+    | {
+        enabled: boolean;
+        thresholds: unknown;
+        window_overrides: unknown;
+        updated_at: Date | string;
+      }
+    | null
+    | undefined,
+): AlertSettings {
   if (!row) return defaultAlertSettings();
   return {
     enabled: row.enabled,

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Clock } from '../model/clock.ts';
 import { nowOf } from './clock-sql.ts';
+import { alertSettingsOf, type AlertSettings } from './alerts.ts';
 import type { Db } from './db.ts';
 import { PREPARED } from './prepared.ts';
 import {
@@ -61,6 +62,11 @@ export interface ClaimedConversation {
    * null when none holds them, or the range of call starts is unknown.
    */
   callsToken?: string | null;
+  /**
+   * The workspace's alert settings, read with the claim (one statement less per batch); absent
+   * when the claim did not read them.
+   */
+  alertSettings?: AlertSettings;
 }
 
 /** What one ingest transaction adds to a conversation. */
@@ -381,7 +387,13 @@ const CLAIMED_COLUMNS = [
   ),
   sql<string>`last_ingest_at::text`.as('last_ingest_text'),
   sql<string | null>`GREATEST(judged_ns, evaluated_ns)`.as('judged_to_ns'),
+  // the workspace's alert settings, which every evaluation reads: no statement of their own
+  sql<AlertSettingsRow | null>`(SELECT to_jsonb(a) FROM alert_settings a
+    WHERE a.workspace_id = conversations.workspace_id)`.as('alert_settings'),
 ] as const;
+
+/** An `alert_settings` row as the claim reads it (JSON). */
+type AlertSettingsRow = Parameters<typeof alertSettingsOf>[0];
 
 /**
  * Claims up to `limit` dirty conversations that are settled — no new item for `quietMs` — or
@@ -399,9 +411,16 @@ export async function claimSettledConversations(
     clock?: Clock | undefined;
     /** The evaluator's copies of stored states: a claimed row's is read only when it has none. */
     states?: StateCopies | undefined;
+    /**
+     * PostgreSQL: names the transaction `rotscope-evaluator` in `pg_stat_activity` and sets its
+     * `idle_in_transaction_session_timeout` to this (ms; 0 leaves the server's), in the claim's
+     * own statement (src/evaluator/loop.ts `claimIdleTimeoutMs` says why).
+     */
+    evaluatorSession?: { idleTimeoutMs: number } | undefined;
   },
 ): Promise<ClaimedConversation[]> {
   const { quietMs, maxWaitMs } = options;
+  const timeoutMs = Math.max(0, Math.round(options.evaluatorSession?.idleTimeoutMs ?? 0));
   const now = nowOf(options.clock);
   const agoAtLeast = (ms: number, column: ReturnType<typeof sql.ref> | ReturnType<typeof sql>) =>
     sql<Date>`${now} - GREATEST(${Math.max(0, Math.round(ms))}::int, ${column}) * interval '1 millisecond'`;
@@ -417,6 +436,14 @@ export async function claimSettledConversations(
         : eb.or([quiet, eb('dirty_since', '<', agoAtLeast(maxWaitMs, sql`2 * settle_ms`))]);
     })
     .where((eb) => eb.or([eb('eval_retry_at', 'is', null), eb('eval_retry_at', '<=', now)]))
+    .$if(options.evaluatorSession !== undefined, (query) =>
+      // a condition on no column: evaluated once, before any row is read (an InitPlan)
+      query.where(
+        sql<boolean>`(SELECT set_config('application_name', 'rotscope-evaluator', true) ||
+          COALESCE(CASE WHEN ${timeoutMs}::int > 0 THEN set_config(
+            'idle_in_transaction_session_timeout', ${timeoutMs}::int::text, true) END, '')) IS NOT NULL`,
+      ),
+    )
     .orderBy('last_ingest_at')
     .limit(Math.max(1, Math.floor(options.limit)))
     .forUpdate()
@@ -516,6 +543,7 @@ function toClaimed(row: {
   calls_token: string | null;
   last_ingest_text: string;
   judged_to_ns: string | null;
+  alert_settings: AlertSettingsRow | null;
 }): ClaimedConversation {
   return {
     workspaceId: row.workspace_id,
@@ -537,6 +565,7 @@ function toClaimed(row: {
         ? null
         : { fromNs: String(row.calls_from_ns), toNs: String(row.calls_to_ns) },
     callsToken: row.calls_token === null ? null : String(row.calls_token),
+    alertSettings: alertSettingsOf(row.alert_settings),
   };
 }
 
@@ -588,10 +617,24 @@ export async function saveEvaluations(
   const states = saves.map((save) => JSON.stringify(save.result.state));
   const unjudged = saves.flatMap((save) => save.result.unjudged ?? []);
   if (unjudged.length > 0) await noteUnknownWindows(db, unjudged);
-  const column = <T>(pick: (save: PendingSave) => T) => saves.map(pick);
+  // One JSON parameter for the rows, each state spliced in as its JSON: no array literal to
+  // escape, each state parsed once (issue 39).
+  const rows = saves.map(({ claimed, result }, i) => {
+    const row = JSON.stringify({
+      workspace_id: claimed.workspaceId,
+      id: claimed.conversationId,
+      ns: result.position?.ns ?? null,
+      span_id: result.position?.spanId ?? null,
+      settled: result.settled,
+      claimed_at: claimed.lastIngestAt,
+      token: tokens[i],
+      calls_token: result.callsToken ?? null,
+    });
+    return `${row.slice(0, -1)},"state":${states[i]}}`;
+  });
   await sql`
     UPDATE conversations c SET
-      evaluated_ns = v.ns, evaluated_span_id = v.span_id, state = v.state::jsonb,
+      evaluated_ns = v.ns, evaluated_span_id = v.span_id, state = v.state,
       state_token = v.token, calls_token = COALESCE(v.calls_token, c.calls_token),
       judged_ns = GREATEST(c.judged_ns, c.evaluated_ns, v.ns),
       dirty = CASE WHEN v.settled THEN c.last_ingest_at <> v.claimed_at ELSE true END,
@@ -600,17 +643,9 @@ export async function saveEvaluations(
       pending_from_ns = CASE WHEN v.settled AND c.last_ingest_at <> v.claimed_at
                              THEN c.pending_from_ns END,
       eval_failures = 0, eval_retry_at = NULL, eval_error = NULL, updated_at = now()
-    FROM unnest(
-      ${column((x) => x.claimed.workspaceId)}::text[],
-      ${column((x) => x.claimed.conversationId)}::text[],
-      ${column((x) => x.result.position?.ns ?? null)}::int8[],
-      ${column((x) => x.result.position?.spanId ?? null)}::text[],
-      ${states}::text[],
-      ${column((x) => x.result.settled)}::bool[],
-      ${column((x) => x.claimed.lastIngestAt)}::timestamptz[],
-      ${tokens}::int8[],
-      ${column((x) => x.result.callsToken ?? null)}::int8[]
-    ) AS v(workspace_id, id, ns, span_id, state, settled, claimed_at, token, calls_token)
+    FROM jsonb_to_recordset(${`[${rows.join(',')}]`}::jsonb) AS v(workspace_id text, id text,
+      ns int8, span_id text, state jsonb, settled bool, claimed_at timestamptz, token int8,
+      calls_token int8)
     WHERE c.workspace_id = v.workspace_id AND c.id = v.id ${PREPARED}`.execute(db);
   // each state's token, and its size as stored (JSON characters): what an evaluator's copy holds
   return tokens.map((token, i) => ({ token, bytes: states[i]!.length }));

@@ -8,13 +8,13 @@
  * A claim is a lease: it moves the row's `next_attempt_at` past the send's deadline, so a
  * process that dies mid-send leaves a row that becomes due again (at-least-once, same id).
  */
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Severity } from '../model/findings.ts';
 import { isBigintId } from './channels.ts';
 import type { Clock } from '../model/clock.ts';
 import { nowOf } from './clock-sql.ts';
 import type { Db } from './db.ts';
+import { PREPARED } from './prepared.ts';
 
 /** A finding's events; a window notice's deliveries have the event `window.unknown`. */
 export type DeliveryEvent = 'created' | 'escalated';
@@ -23,6 +23,8 @@ export type DeliveryEvent = 'created' | 'escalated';
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead' | 'muted';
 
 const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
+/** The severities by rank, as the statement above ranks a channel's minimum. */
+const SEVERITY_ORDER: Severity[] = ['info', 'warning', 'critical'];
 
 /**
  * Queues one delivery per attached channel for a finding event. Idempotent: an event already
@@ -54,44 +56,36 @@ export interface DeliveryEventRow {
 }
 
 /**
- * {@link enqueueDeliveries} for many finding events of one workspace: the channels read once,
- * the rows inserted in one statement. Returns the rows queued per event, in order.
+ * {@link enqueueDeliveries} for many finding events of one workspace, in one statement whatever
+ * their number: each event joined with the workspace's channels whose minimum severity it
+ * reaches (an unknown minimum counts as critical), the rows inserted as they are found (an
+ * evaluator's batch pays one round trip, none to read the channels first). Returns the rows
+ * queued per event, in order.
  */
 export async function enqueueDeliveryEvents(
   db: Db,
   workspaceId: string,
   events: readonly DeliveryEventRow[],
 ): Promise<number[]> {
-  const queued = events.map(() => 0);
-  if (events.length === 0) return queued;
-  const channels = await db
-    .selectFrom('alert_channels')
-    .select(['channel_id', 'min_severity'])
-    .where('workspace_id', '=', workspaceId)
-    .execute();
-  const rows = events.flatMap((event) =>
-    channels
-      .filter(
-        (channel) =>
-          (SEVERITY_RANK[channel.min_severity as Severity] ?? SEVERITY_RANK.critical) <=
-          SEVERITY_RANK[event.severity],
-      )
-      .map((channel) => ({
-        id: `msg_${randomUUID().replaceAll('-', '')}`,
-        workspace_id: workspaceId,
-        finding_id: event.findingId,
-        channel_id: channel.channel_id,
-        event: event.event,
-        ...(event.muteId ? { status: 'muted' as const, mute_id: event.muteId } : {}),
-      })),
-  );
-  if (rows.length === 0) return queued;
-  const inserted = await db
-    .insertInto('deliveries')
-    .values(rows)
-    .onConflict((oc) => oc.columns(['finding_id', 'channel_id', 'event']).doNothing())
-    .returning(['finding_id', 'event'])
-    .execute();
+  if (events.length === 0) return [];
+  const rows = events.map((event) => ({
+    finding_id: event.findingId,
+    event: event.event,
+    rank: SEVERITY_RANK[event.severity],
+    mute_id: event.muteId ?? null,
+  }));
+  const { rows: inserted } = await sql<{ finding_id: string; event: string }>`
+    INSERT INTO deliveries (id, workspace_id, finding_id, channel_id, event, status, mute_id)
+    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), c.workspace_id, e.finding_id,
+      c.channel_id, e.event, CASE WHEN e.mute_id IS NULL THEN 'pending' ELSE 'muted' END,
+      e.mute_id
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS e(finding_id int8, event text, rank int4, mute_id int8)
+    JOIN alert_channels c ON c.workspace_id = ${workspaceId}
+     AND COALESCE(array_position(${SEVERITY_ORDER}::text[], c.min_severity) - 1,
+                  ${SEVERITY_RANK.critical}) <= e.rank
+    ON CONFLICT (finding_id, channel_id, event) DO NOTHING
+    RETURNING finding_id, event ${PREPARED}`.execute(db);
   const count = new Map<string, number>();
   for (const row of inserted) {
     const key = `${String(row.finding_id)}\u0000${row.event}`;

@@ -13,6 +13,7 @@ import {
 } from '../model/findings.ts';
 import { projectsOf } from './conversations.ts';
 import type { Db } from './db.ts';
+import { PREPARED } from './prepared.ts';
 import type { FindingsTable } from './schema.ts';
 
 /** What an upsert did. `escalated`: an existing finding was raised to critical. */
@@ -426,13 +427,39 @@ export async function upsertFindings(
   }
 
   if (inserts.length > 0) {
-    const inserted = await db
-      .insertInto('findings')
-      .values(inserts.map((i) => findingRow(workspaceId, upserts[i]!)))
-      .onConflict((oc) => oc.columns(['workspace_id', 'detector', 'anchor']).doNothing())
-      .returning(['id', 'detector', 'anchor'])
-      .execute();
-    const insertedIds = new Map(inserted.map((row) => [anchorKey(row), String(row.id)]));
+    // one JSON parameter for the rows: no array literal to escape, details parsed once
+    const rows = inserts.map((i) => {
+      const { draft, createdAt, late } = upserts[i]!;
+      return {
+        detector: draft.detector,
+        anchor: draft.anchor,
+        severity: draft.severity,
+        kind: draft.kind,
+        conversation_id: draft.conversationId,
+        stream_key: draft.streamKey,
+        run_id: draft.runId,
+        trace_id: draft.traceId,
+        span_id: draft.spanId,
+        model: draft.model,
+        summary: draft.summary,
+        details: draft.details,
+        created_at: createdAt?.toISOString() ?? null,
+        late: late ?? false,
+      };
+    });
+    const inserted = await sql<{ id: string; detector: string; anchor: string }>`
+      INSERT INTO findings (workspace_id, detector, anchor, severity, kind, conversation_id,
+        stream_key, run_id, trace_id, span_id, model, summary, details, created_at, late)
+      SELECT ${workspaceId}, v.detector, v.anchor, v.severity, v.kind, v.conversation_id,
+        v.stream_key, v.run_id, v.trace_id, v.span_id, v.model, v.summary, v.details,
+        COALESCE(v.created_at, now()), v.late
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(detector text, anchor text,
+        severity text, kind text, conversation_id text, stream_key text, run_id text,
+        trace_id text, span_id text, model text, summary text, details jsonb,
+        created_at timestamptz, late boolean)
+      ON CONFLICT (workspace_id, detector, anchor) DO NOTHING
+      RETURNING id, detector, anchor ${PREPARED}`.execute(db);
+    const insertedIds = new Map(inserted.rows.map((row) => [anchorKey(row), String(row.id)]));
     for (const i of inserts) {
       const { draft } = upserts[i]!;
       const id = insertedIds.get(anchorKey(draft));
@@ -443,18 +470,26 @@ export async function upsertFindings(
   }
 
   if (updates.length > 0) {
-    const column = <T>(pick: (u: (typeof updates)[number], draft: FindingDraft) => T) =>
-      updates.map((u) => pick(u, upserts[u.i]!.draft));
+    const rows = updates.map(({ i, id, severity }) => {
+      const { draft } = upserts[i]!;
+      return {
+        id,
+        severity,
+        kind: draft.kind,
+        trace_id: draft.traceId,
+        span_id: draft.spanId,
+        model: draft.model,
+        summary: draft.summary,
+        details: draft.details,
+      };
+    });
     await sql`
       UPDATE findings f SET severity = v.severity, kind = v.kind, trace_id = v.trace_id,
-        span_id = v.span_id, model = v.model, summary = v.summary, details = v.details::jsonb,
+        span_id = v.span_id, model = v.model, summary = v.summary, details = v.details,
         updated_at = now()
-      FROM unnest(${column((u) => u.id)}::int8[], ${column((u) => u.severity)}::text[],
-        ${column((_, d) => d.kind)}::text[], ${column((_, d) => d.traceId)}::text[],
-        ${column((_, d) => d.spanId)}::text[], ${column((_, d) => d.model)}::text[],
-        ${column((_, d) => d.summary)}::text[], ${column((_, d) => JSON.stringify(d.details))}::text[])
-        AS v(id, severity, kind, trace_id, span_id, model, summary, details)
-      WHERE f.id = v.id`.execute(db);
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(id int8, severity text,
+        kind text, trace_id text, span_id text, model text, summary text, details jsonb)
+      WHERE f.id = v.id ${PREPARED}`.execute(db);
   }
 
   for (const i of later.sort((a, b) => order.indexOf(a) - order.indexOf(b))) {
