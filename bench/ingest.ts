@@ -59,9 +59,10 @@ export interface IngestRun {
   afterLoad: { drainMs: number; server: number | null; database: number | null } | null;
   /**
    * The server's evaluations by where their new calls came from (`rotscope_evaluations_total`:
-   * its memory of what it just stored, or read back), warm-up included; null with the evaluator off.
+   * its memory of what it just stored, or read back), and the batches they were claimed in
+   * (`rotscope_evaluator_batches_total`), warm-up included; null with the evaluator off.
    */
-  evaluations: { memory: number; database: number } | null;
+  evaluations: { memory: number; database: number; batches: number } | null;
 }
 
 /** The server's `rotscope_evaluations_total` by `calls` label, from /metrics. */
@@ -74,7 +75,8 @@ async function evaluationsOf(url: string): Promise<IngestRun['evaluations']> {
         text,
       )?.[1] ?? NaN,
     );
-  return { memory: count('memory'), database: count('database') };
+  const batches = Number(/^rotscope_evaluator_batches_total (\S+)$/m.exec(text)?.[1] ?? NaN);
+  return { memory: count('memory'), database: count('database'), batches };
 }
 
 /** CPU seconds spent during a load, by process. */

@@ -19,6 +19,8 @@ export interface LoopOptions {
   log: Logger;
   /** Called after each evaluation commits (benchmarks, tests). */
   onEvaluated?: (result: EvaluationResult) => void;
+  /** Called after each batch of evaluations commits (metrics). */
+  onEvaluatorBatch?: () => void;
   /** Called after each claim round of the notifier (tests await rounds instead of sleeping). */
   onNotifierPoll?: () => void;
   /** The memory of new calls ingest in this process hands the evaluator (src/store/call-memo.ts). */
@@ -39,6 +41,7 @@ export async function startBackgroundLoops(options: LoopOptions): Promise<Loop> 
         config,
         log: log.child({ component: 'evaluator' }),
         ...(options.onEvaluated ? { onEvaluated: options.onEvaluated } : {}),
+        ...(options.onEvaluatorBatch ? { onBatch: options.onEvaluatorBatch } : {}),
         callMemo: options.callMemo,
         // the test suite compares every evaluation from memory with the stored rows
         verifyCallMemo: options.verifyCallMemo ?? process.env.ROTSCOPE_VERIFY_CALL_MEMO === '1',

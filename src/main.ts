@@ -89,6 +89,7 @@ export async function serve(config: Config): Promise<RunningServer> {
       countFindingEvents(metrics, result.findingEvents);
       if (result.callsFrom) metrics.evaluations.inc({ calls: result.callsFrom });
     },
+    onEvaluatorBatch: () => metrics.evaluatorBatches.inc(),
   });
   // fastify logs "Server listening at" for every address at info; rotscope logs one line.
   const level = built.app.log.level;

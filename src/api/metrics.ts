@@ -35,6 +35,8 @@ export interface Metrics {
    * (handed over by ingest as it committed them, src/store/call-memo.ts) or `database` (read back).
    */
   evaluations: Counter<'calls'>;
+  /** Evaluator transactions that committed evaluations: evaluations over batches is the mean batch. */
+  evaluatorBatches: Counter;
 }
 
 /**
@@ -82,6 +84,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     findingsCreated,
     findingsEscalated,
     evaluations,
+    evaluatorBatches: new Counter({
+      name: 'rotscope_evaluator_batches_total',
+      help: 'Transactions of the evaluator that committed evaluations (claimed together); evaluations over batches is the mean batch',
+      registers: [registry],
+    }),
     received: new Counter({
       name: 'rotscope_ingest_received_total',
       help: 'Spans and log records received over OTLP',

@@ -6,7 +6,6 @@
  * and everything an evaluation writes commits atomically with its new position.
  */
 import type { Clock } from '../model/clock.ts';
-import { sql } from 'kysely';
 import type { Config } from '../config.ts';
 import { DETECTORS } from '../detectors/index.ts';
 import type { Detector } from '../detectors/types.ts';
@@ -150,46 +149,43 @@ export function failureBackoffMs(failures: number, random: () => number = Math.r
 }
 
 /**
- * Writes a batch's findings together; when that fails for a reason of the data (not the
- * database, not a lost race), writes them again conversation by conversation in the same
- * transaction, so the failure is laid at the conversation whose findings cause it (`blame`
- * names it before each write) and the others are not held back with it.
+ * A batch's findings the database refused for a reason of the data (not the database, not a
+ * lost race) when more than one of its conversations had some: which one causes it is not
+ * known. The batch rolls back, and its conversations are claimed again one at a time.
+ */
+class BatchFindingsRefused extends Error {
+  constructor(
+    readonly conversations: number,
+    cause: unknown,
+  ) {
+    super(`the findings of ${conversations} conversations were refused: ${describeError(cause)}`, {
+      cause,
+    });
+  }
+}
+
+/**
+ * Writes a batch's findings together (no savepoint: one statement less each way). When only one
+ * conversation has findings, a failure is laid at it (`blame` names it before the write); when
+ * several have, a failure for a reason of the data throws {@link BatchFindingsRefused}.
  */
 async function writeBatchFindings(
   trx: Parameters<typeof writeFindings>[0],
   found: readonly PendingFindings[],
   blame: (conversation: ClaimedConversation) => void,
 ): Promise<void> {
-  if (found.every((pending) => pending.upserts.length === 0)) return;
-  if (found.length === 1) {
-    blame(found[0]!.claimed);
-    return writeFindings(trx, found);
+  const writing = found.filter((pending) => pending.upserts.length > 0);
+  if (writing.length === 0) return;
+  if (writing.length === 1) {
+    blame(writing[0]!.claimed);
+    return writeFindings(trx, writing);
   }
-  await sql`SAVEPOINT batch_findings`.execute(trx);
   try {
-    await writeFindings(trx, found);
-    await sql`RELEASE SAVEPOINT batch_findings`.execute(trx);
-    return;
+    await writeFindings(trx, writing);
   } catch (error) {
     if (isDatabaseUnavailable(error) || isRetryableConflict(error)) throw error;
-    await sql`ROLLBACK TO SAVEPOINT batch_findings`.execute(trx);
+    throw new BatchFindingsRefused(writing.length, error);
   }
-  for (const pending of found) {
-    resetFindingCounts(pending.result);
-    blame(pending.claimed);
-    await writeFindings(trx, [pending]);
-  }
-}
-
-/** Clears what a rolled-back write of findings had counted on an evaluation. */
-function resetFindingCounts(result: EvaluationResult): void {
-  result.findingsCreated = 0;
-  result.findingsEscalated = 0;
-  result.findingsUpdated = 0;
-  result.findingsLate = 0;
-  result.findingsFromHistory = 0;
-  result.deliveriesQueued = 0;
-  result.findingEvents = [];
 }
 
 /**
@@ -295,6 +291,12 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
    * from one poll to the next, so a steady load keeps its large batches.
    */
   let claimLimit = batchSize;
+  /**
+   * Claims still to make one conversation at a time: after a batch's findings were refused
+   * ({@link BatchFindingsRefused}), as many as it had conversations, so the refusal is laid at
+   * the one that causes it and the others go on.
+   */
+  let claimsAlone = 0;
   const nextClaimLimit = (limit: number, full: boolean) =>
     full ? Math.min(2 * limit, maxBatchSize) : Math.max(batchSize, Math.floor(limit / 2));
 
@@ -412,6 +414,14 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
       options.onBatch?.({ limit, claimed: claimedCount });
       return { status: 'evaluated', results, more, full };
     } catch (error) {
+      if (error instanceof BatchFindingsRefused) {
+        claimsAlone = Math.max(claimsAlone, error.conversations);
+        log.warn(
+          { conversations: error.conversations, error: describeError(error.cause) },
+          'a batch of findings was refused: its conversations are evaluated one at a time',
+        );
+        return { status: 'failed' };
+      }
       if (!current || isDatabaseUnavailable(error)) throw error;
       // Lost a race with another transaction (a deadlock, a serialization failure): nothing is
       // wrong with the conversation; it stays dirty and is claimed again, with no backoff.
@@ -484,21 +494,23 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     };
     const worker = async (): Promise<void> => {
       while (!stopping && budget > 0) {
-        const limit = claimLimit;
+        const alone = claimsAlone > 0;
+        if (alone) claimsAlone -= 1;
+        const limit = alone ? 1 : claimLimit;
         const next = await evaluateNext(limit);
         if (failing) {
           failing = false;
           log.info({}, 'evaluator reaches the database again');
         }
         if (next.status === 'none') {
-          claimLimit = nextClaimLimit(limit, false);
+          if (!alone) claimLimit = nextClaimLimit(limit, false);
           return;
         }
         if (next.status === 'failed') {
           budget -= 1;
           continue;
         }
-        claimLimit = nextClaimLimit(limit, next.full);
+        if (!alone) claimLimit = nextClaimLimit(limit, next.full);
         budget -= next.results.length;
         evaluated += next.results.length;
         for (const result of next.results) reportEvaluated(result);

@@ -10,14 +10,23 @@ export function pluralWord(count: number, singular: string, pluralForm = `${sing
 }
 
 /**
+ * A number as `toLocaleString('en-US')` writes it ("1,204"); whole numbers without asking ICU,
+ * which costs microseconds a call (findings' prose writes counts at every report, issue 39).
+ */
+function enUs(n: number): string {
+  if (!Number.isSafeInteger(n) || Object.is(n, -0)) return n.toLocaleString('en-US');
+  return String(n).replace(/\B(?=(\d{3})+$)/g, ',');
+}
+
+/**
  * "1 tool result", "1,204 tool results", "3 entries" (`plural(3, 'entry', 'entries')`).
- * `format` writes the number (default `toLocaleString('en-US')`: "1,204").
+ * `format` writes the number (default as `toLocaleString('en-US')`: "1,204").
  */
 export function plural(
   count: number,
   singular: string,
   pluralForm = `${singular}s`,
-  format: (count: number) => string = (n) => n.toLocaleString('en-US'),
+  format: (count: number) => string = enUs,
 ): string {
   return `${format(count)} ${pluralWord(count, singular, pluralForm)}`;
 }

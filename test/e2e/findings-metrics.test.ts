@@ -2,6 +2,7 @@
  * `rotscope serve` (a real child process, so main.ts's wiring is what runs) counts findings on
  * GET /metrics: `rotscope_findings_created_total{detector, severity}` when its evaluator
  * creates one, `rotscope_findings_escalated_total{detector}` when it raises one to critical,
+ * `rotscope_evaluator_batches_total` for the transactions its evaluations committed in,
  * after the commit. Both backends.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -110,5 +111,14 @@ describe('finding counters on /metrics', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(counters).toEqual(expected);
+
+    // the evaluator's batches: at least one, never more than the evaluations they committed
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const batches = Number(/^rotscope_evaluator_batches_total (\S+)$/m.exec(text)?.[1]);
+    const evaluations = [...text.matchAll(/^rotscope_evaluations_total\{calls="\w+"\} (\S+)$/gm)]
+      .map((match) => Number(match[1]))
+      .reduce((a, b) => a + b, 0);
+    expect(batches).toBeGreaterThanOrEqual(1);
+    expect(batches).toBeLessThanOrEqual(evaluations);
   }, 300_000);
 });

@@ -14,6 +14,24 @@ describe('plural', () => {
     expect(plural(count, singular, pluralForm)).toBe(expected);
   });
 
+  it("writes the number as toLocaleString('en-US') does, whole or not", () => {
+    const numbers = [
+      0,
+      7,
+      999,
+      1000,
+      12_345,
+      999_999,
+      1_000_000,
+      123_456_789,
+      2 ** 53 - 1,
+      1.5,
+      1234.5,
+    ];
+    for (const n of [...numbers, ...numbers.map((n) => -n)])
+      expect(plural(n, 'call')).toBe(`${n.toLocaleString('en-US')} ${n === 1 ? 'call' : 'calls'}`);
+  });
+
   it('takes the number as the caller writes it', () => {
     expect(plural(15_300, 'call', 'calls', (n) => `${(n / 1000).toFixed(1)}k`)).toBe('15.3k calls');
     expect(pluralWord(1, 'was', 'were')).toBe('was');
