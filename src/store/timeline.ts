@@ -190,12 +190,16 @@ const canonicalInt = (text: string): string =>
 
 /** Whether jsonb orders key `a` after key `b`: by length in bytes, then by bytes. */
 function jsonbKeyOrder(a: string, b: string): number {
-  if (/^[\x00-\x7f]*$/.test(a) && /^[\x00-\x7f]*$/.test(b))
-    return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
   const ab = Buffer.from(a);
   const bb = Buffer.from(b);
   return ab.length - bb.length || Buffer.compare(ab, bb);
 }
+
+/** jsonbKeyOrder for ASCII keys (a character is a byte): no buffers. */
+const asciiKeyOrder = (a: string, b: string): number =>
+  a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 /**
  * A value as `JSON.parse(jsonb text of JSON.stringify(value))` gives it back, without the text:
@@ -223,18 +227,21 @@ function jsonbCopy(value: unknown): unknown {
       return copy === undefined ? null : copy;
     });
   const source = value as Record<string, unknown>;
-  const keys = Object.keys(source).sort(jsonbKeyOrder);
+  const keys = Object.keys(source);
+  keys.sort(keys.every((key) => ASCII.test(key)) ? asciiKeyOrder : jsonbKeyOrder);
   const out: Record<string, unknown> = {};
   for (const key of keys) {
     const copy = jsonbCopy(source[key]);
     if (copy === undefined) continue;
+    if (key !== '__proto__') out[key] = copy;
     // an own property even for `__proto__`, as JSON.parse makes it
-    Object.defineProperty(out, key, {
-      value: copy,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    else
+      Object.defineProperty(out, key, {
+        value: copy,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   }
   return out;
 }

@@ -129,12 +129,30 @@ describe('CallMemo', () => {
     const parts = {
       unit: 'chars',
       total: Number.NaN,
-      tools: { zz: 1, a: undefined, bb: [1, undefined, Number.POSITIVE_INFINITY], é: 2, ab: 3 },
+      tools: {
+        zz: 1,
+        a: undefined,
+        bb: [1, undefined, Number.POSITIVE_INFINITY],
+        é: 2,
+        ['__proto__']: 4,
+        ab: 3,
+      },
       system: 12,
     };
     const back = readBack(written(call('c', 1, { parts: parts as never })));
     expect(back.parts).toEqual(JSON.parse(JSON.stringify(parts)));
     expect(Object.keys(back.parts!)).toEqual(['unit', 'tools', 'total', 'system']);
-    expect(Object.keys((back.parts as { tools: object }).tools)).toEqual(['ab', 'bb', 'zz', 'é']);
+    expect(Object.keys((back.parts as { tools: object }).tools)).toEqual([
+      'ab',
+      'bb',
+      'zz',
+      'é',
+      '__proto__',
+    ]);
+    // ASCII keys alone: by length, then by bytes
+    const ascii = readBack(
+      written(call('c', 2, { parts: { tools: { b: 1, ccc: 2, aa: 3, a: 4 } } as never })),
+    );
+    expect(Object.keys((ascii.parts as { tools: object }).tools)).toEqual(['a', 'b', 'aa', 'ccc']);
   });
 });
