@@ -41,8 +41,7 @@ export interface EvaluateOptions {
   checkpointEvery?: number;
   /**
    * The alert settings read so far in this transaction, by workspace: evaluations of one
-   * batch read them once. Absent: the claim's (`claimed.alertSettings`), else read for each
-   * evaluation.
+   * batch read them once. Absent: read for each evaluation.
    */
   alertSettings?: Map<string, AlertSettings>;
   /**
@@ -200,7 +199,6 @@ export async function evaluateConversation(
 
   const settings =
     options.alertSettings?.get(claimed.workspaceId) ??
-    claimed.alertSettings ??
     (await getAlertSettings(db, claimed.workspaceId));
   options.alertSettings?.set(claimed.workspaceId, settings);
   const resume = await resumePoint(db, claimed, detectors);

@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { DEFAULT_THRESHOLDS, type Thresholds } from '../model/findings.ts';
 import { readWindowOverrides, type WindowOverride } from '../model/window-overrides.ts';
 import type { Db } from './db.ts';
+import { PREPARED } from './prepared.ts';
 
 export interface AlertSettings {
   enabled: boolean;
@@ -44,27 +45,11 @@ function mergeThresholds(stored: unknown): Thresholds {
 export async function getAlertSettings(db: Db, workspaceId: string): Promise<AlertSettings> {
   const row = await db
     .selectFrom('alert_settings')
-    .selectAll()
+    .select(['enabled', 'thresholds', 'window_overrides', 'updated_at'])
     .where('workspace_id', '=', workspaceId)
+    // every evaluator batch reads them: planned once per connection
+    .modifyEnd(PREPARED)
     .executeTakeFirst();
-  return alertSettingsOf(row);
-}
-
-/**
- * The settings an `alert_settings` row holds (undefined or null: the defaults); the row may
- * come as JSON (`to_jsonb(a)`: the evaluator's claim reads it with the conversations).
- */
-export function alertSettingsOf(
-  row:
-    | {
-        enabled: boolean;
-        thresholds: unknown;
-        window_overrides: unknown;
-        updated_at: Date | string;
-      }
-    | null
-    | undefined,
-): AlertSettings {
   if (!row) return defaultAlertSettings();
   return {
     enabled: row.enabled,

@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Clock } from '../model/clock.ts';
 import { nowOf } from './clock-sql.ts';
-import { alertSettingsOf, type AlertSettings } from './alerts.ts';
 import type { Db } from './db.ts';
 import { PREPARED } from './prepared.ts';
 import {
@@ -62,11 +61,6 @@ export interface ClaimedConversation {
    * null when none holds them, or the range of call starts is unknown.
    */
   callsToken?: string | null;
-  /**
-   * The workspace's alert settings, read with the claim (one statement less per batch); absent
-   * when the claim did not read them.
-   */
-  alertSettings?: AlertSettings;
 }
 
 /** What one ingest transaction adds to a conversation. */
@@ -387,13 +381,7 @@ const CLAIMED_COLUMNS = [
   ),
   sql<string>`last_ingest_at::text`.as('last_ingest_text'),
   sql<string | null>`GREATEST(judged_ns, evaluated_ns)`.as('judged_to_ns'),
-  // the workspace's alert settings, which every evaluation reads: no statement of their own
-  sql<AlertSettingsRow | null>`(SELECT to_jsonb(a) FROM alert_settings a
-    WHERE a.workspace_id = conversations.workspace_id)`.as('alert_settings'),
 ] as const;
-
-/** An `alert_settings` row as the claim reads it (JSON). */
-type AlertSettingsRow = Parameters<typeof alertSettingsOf>[0];
 
 /**
  * Claims up to `limit` dirty conversations that are settled — no new item for `quietMs` — or
@@ -543,7 +531,6 @@ function toClaimed(row: {
   calls_token: string | null;
   last_ingest_text: string;
   judged_to_ns: string | null;
-  alert_settings: AlertSettingsRow | null;
 }): ClaimedConversation {
   return {
     workspaceId: row.workspace_id,
@@ -565,7 +552,6 @@ function toClaimed(row: {
         ? null
         : { fromNs: String(row.calls_from_ns), toNs: String(row.calls_to_ns) },
     callsToken: row.calls_token === null ? null : String(row.calls_token),
-    alertSettings: alertSettingsOf(row.alert_settings),
   };
 }
 
