@@ -10,8 +10,10 @@
  * Two loads: chat spans without message content, and with 2–5 KB of it (system instructions,
  * input and output messages). PostgreSQL when DATABASE_URL is set, and PGlite (against PGlite's
  * own `COPY … FROM '/dev/blob'`) always; BENCH_BACKENDS=postgres or =pglite picks one.
- * BENCH_SPANS (default 24,576 = 48 batches) sizes each load; BENCH_NO_EVALUATOR=1 turns the
- * evaluator off. The server runs from src/ (ROTSCOPE_FROM_SOURCE=1) unless BENCH_FROM_DIST=1;
+ * BENCH_SPANS (default 24,576 = 48 batches) sizes each load: at that length the server's
+ * evaluator judges each conversation once, mostly after the load and before its code is warm,
+ * so what evaluation adds is measured at BENCH_SPANS=98304 (issue 39's fourth round,
+ * docs/scaling.md). BENCH_NO_EVALUATOR=1 turns the evaluator off. The server runs from src/ (ROTSCOPE_FROM_SOURCE=1) unless BENCH_FROM_DIST=1;
  * BENCH_CPU_PROF=DIR profiles it (`node --cpu-prof`). Each run reports CPU per span by process
  * (from /proc) and, on PostgreSQL, the evaluation work left when the load ends (`afterLoad`):
  * the rate alone would credit a server for evaluating later.

@@ -6,7 +6,8 @@
 # Each line is the bench's JSON with "tree" (base, head, and memory: this tree judging the calls
 # its in-process ingest handed over, BENCH_FROM_MEMORY=1) and "pair" added; the first round of
 # each run warms the JIT. Both trees evaluate with their compiled dist/: run `npm run build` in
-# both first. DATABASE_URL defaults to the local PostgreSQL.
+# both first. DATABASE_URL defaults to the local PostgreSQL. BASE_FROM_MEMORY=1 runs the base tree
+# judging from memory too (a base that has BENCH_FROM_MEMORY: the third round's and later).
 set -euo pipefail
 base=$(cd "$1" && pwd)
 pairs=${2:-3}
@@ -19,6 +20,7 @@ for pair in $(seq 1 "$pairs"); do
     [ "$tree" = base ] && dir=$base
     memory=0
     [ "$tree" = memory ] && memory=1
+    [ "$tree" = base ] && [ "${BASE_FROM_MEMORY:-0}" = 1 ] && memory=1
     (cd "$dir" && BENCH_FROM_MEMORY=$memory npx tsx bench/evaluation-cost.ts 2>/dev/null) | grep '"bench"' |
       sed "s/^{/{\"tree\":\"$tree\",\"pair\":$pair,/"
   done
