@@ -151,7 +151,10 @@ export async function benchEvaluationCost(content: boolean, total: number, round
             database: microsEach(db, genAiSpans),
           },
           // the same unrounded, for comparisons finer than a microsecond a span
-          cpuMs: { server: Math.round(server * 1000), database: Math.round(db * 1000) },
+          cpuMs: {
+            server: Math.round(server * 1000),
+            database: db === null ? null : Math.round(db * 1000),
+          },
         });
       } finally {
         await client.end();
