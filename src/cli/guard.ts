@@ -255,7 +255,27 @@ function rememberSeen(env: Env, session: string | undefined, result: SeenResult)
   list.push(result);
   const file = seenPath(env, session);
   fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (!fs.existsSync(file)) forgetOldSessions(path.dirname(file));
   fs.writeFileSync(file, JSON.stringify(list.slice(-MAX_SEEN)));
+}
+
+/**
+ * A session's seen results matter only until its transcript catches up (seconds): the files of
+ * sessions untouched for a day are removed, when a new session writes its first (one directory
+ * read a session, none on the hot path). Best effort: a file that cannot be read or removed stays.
+ */
+const SEEN_KEEP_MS = 24 * 60 * 60 * 1000;
+function forgetOldSessions(dir: string): void {
+  const before = Date.now() - SEEN_KEEP_MS;
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.endsWith('.json')) continue;
+    const file = path.join(dir, name);
+    try {
+      if (fs.statSync(file).mtimeMs < before) fs.rmSync(file, { force: true });
+    } catch {
+      // another guard removed it meanwhile, or it cannot be read: left as it is
+    }
+  }
 }
 
 /** 0.123 → "12". */

@@ -5,7 +5,15 @@
  * loopback OTLP receiver for its spans. The real CLI's own scenarios are in
  * test/e2e/claude-code-real/guard.test.ts.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -240,6 +248,16 @@ describe('bin/rotscope-guard.cjs', () => {
 
   it('counts a result it saw that the transcript does not hold yet (Claude Code writes it behind)', async () => {
     const env = home('lag');
+    // what earlier sessions left: one untouched for two days, one from an hour ago
+    const seenDir = path.join(env.HOME!, '.rotscope', 'guard-seen');
+    mkdirSync(seenDir, { recursive: true });
+    const stale = path.join(seenDir, 'sess-old.json');
+    const recent = path.join(seenDir, 'sess-recent.json');
+    writeFileSync(stale, '[]');
+    writeFileSync(recent, '[]');
+    const ago = (ms: number) => new Date(Date.now() - ms);
+    utimesSync(stale, ago(2 * 86_400_000), ago(2 * 86_400_000));
+    utimesSync(recent, ago(3_600_000), ago(3_600_000));
     const { input, held } = transcriptFacts(TRANSCRIPT, 'Read');
     // a Read's result after it ran (within budget: passes, but the guard keeps it)
     const result = lines(60);
@@ -252,6 +270,10 @@ describe('bin/rotscope-guard.cjs', () => {
       env,
     );
     expect(after).toMatchObject({ code: 0, stdout: '' });
+    // the new session's file was written, and the one untouched for a day removed
+    expect(existsSync(path.join(seenDir, 'sess-guard.json'))).toBe(true);
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(recent)).toBe(true);
     // the next Read, with the transcript still without that result: it is counted all the same
     const seenTokens = Math.ceil(Buffer.byteLength(result) / 4);
     const budget = Math.floor((0.27 * input - held - seenTokens) / 0.73);
