@@ -9,7 +9,7 @@
  * process that dies mid-send leaves a row that becomes due again (at-least-once, same id).
  */
 import { sql } from 'kysely';
-import type { Severity } from '../model/findings.ts';
+import { SEVERITIES, SEVERITY_RANK, type Severity } from '../model/findings.ts';
 import { isBigintId } from './channels.ts';
 import type { Clock } from '../model/clock.ts';
 import { nowOf } from './clock-sql.ts';
@@ -21,10 +21,6 @@ export type DeliveryEvent = 'created' | 'escalated';
 
 /** `muted`: held back by a mute (src/store/mutes.ts) when queued; never claimed, never sent. */
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead' | 'muted';
-
-const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
-/** The severities by rank, as the statement above ranks a channel's minimum. */
-const SEVERITY_ORDER: Severity[] = ['info', 'warning', 'critical'];
 
 /**
  * Queues one delivery per attached channel for a finding event. Idempotent: an event already
@@ -81,8 +77,9 @@ export async function enqueueDeliveryEvents(
       e.mute_id
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
       AS e(finding_id int8, event text, rank int4, mute_id int8)
+    -- a channel's minimum ranked by its place in SEVERITIES (lowest first: SEVERITY_RANK's order)
     JOIN alert_channels c ON c.workspace_id = ${workspaceId}
-     AND COALESCE(array_position(${SEVERITY_ORDER}::text[], c.min_severity) - 1,
+     AND COALESCE(array_position(${SEVERITIES}::text[], c.min_severity) - 1,
                   ${SEVERITY_RANK.critical}) <= e.rank
     ON CONFLICT (finding_id, channel_id, event) DO NOTHING
     RETURNING finding_id, event ${PREPARED}`.execute(db);

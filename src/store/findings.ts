@@ -100,13 +100,9 @@ function canonicalJson(value: unknown): string {
   );
 }
 
-/**
- * The `findings` row of a new finding: dated `createdAt` (else now), `late` when found by judging
- * calls again.
- */
-function findingRow(workspaceId: string, { draft, createdAt, late }: FindingUpsert) {
+/** A draft's columns in the `findings` table, its details as they are (not yet JSON text). */
+function draftColumns(draft: FindingDraft) {
   return {
-    workspace_id: workspaceId,
     detector: draft.detector,
     anchor: draft.anchor,
     severity: draft.severity,
@@ -118,6 +114,18 @@ function findingRow(workspaceId: string, { draft, createdAt, late }: FindingUpse
     span_id: draft.spanId,
     model: draft.model,
     summary: draft.summary,
+    details: draft.details,
+  };
+}
+
+/**
+ * The `findings` row of a new finding: dated `createdAt` (else now), `late` when found by judging
+ * calls again.
+ */
+function findingRow(workspaceId: string, { draft, createdAt, late }: FindingUpsert) {
+  return {
+    workspace_id: workspaceId,
+    ...draftColumns(draft),
     details: JSON.stringify(draft.details),
     created_at: createdAt ?? sql<Date>`now()`,
     late: late ?? false,
@@ -431,18 +439,7 @@ export async function upsertFindings(
     const rows = inserts.map((i) => {
       const { draft, createdAt, late } = upserts[i]!;
       return {
-        detector: draft.detector,
-        anchor: draft.anchor,
-        severity: draft.severity,
-        kind: draft.kind,
-        conversation_id: draft.conversationId,
-        stream_key: draft.streamKey,
-        run_id: draft.runId,
-        trace_id: draft.traceId,
-        span_id: draft.spanId,
-        model: draft.model,
-        summary: draft.summary,
-        details: draft.details,
+        ...draftColumns(draft),
         created_at: createdAt?.toISOString() ?? null,
         late: late ?? false,
       };
