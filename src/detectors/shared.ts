@@ -4,6 +4,7 @@
  */
 import type { LlmCall } from '../model/calls.ts';
 import type { FindingDraft } from '../model/findings.ts';
+import { groupThousands } from '../model/plural.ts';
 
 /** The model a call is reported under: the response model, else the request model. */
 export function modelOf(call: LlmCall): string | null {
@@ -34,8 +35,7 @@ export function roundRatio(ratio: number): number {
 /** An integer with thousands separators, independent of the locale (174000 -> "174,000"). */
 export function formatInt(n: number): string {
   const sign = n < 0 ? '-' : '';
-  const digits = String(Math.round(Math.abs(n)));
-  return sign + digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return sign + groupThousands(String(Math.round(Math.abs(n))));
 }
 
 /** The size tool shares are ratios of: the rule lives beside the held-results rule. */

@@ -10,12 +10,20 @@ export function pluralWord(count: number, singular: string, pluralForm = `${sing
 }
 
 /**
+ * A number's text with a comma before each group of three digits that ends a run of digits:
+ * "1204" → "1,204", "-1204" → "-1,204" (findings' prose and the count of `plural`).
+ */
+export function groupThousands(text: string): string {
+  return text.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/**
  * A number as `toLocaleString('en-US')` writes it ("1,204"); whole numbers without asking ICU,
  * which costs microseconds a call (findings' prose writes counts at every report, issue 39).
  */
 function enUs(n: number): string {
   if (!Number.isSafeInteger(n) || Object.is(n, -0)) return n.toLocaleString('en-US');
-  return String(n).replace(/\B(?=(\d{3})+$)/g, ',');
+  return groupThousands(String(n));
 }
 
 /**
