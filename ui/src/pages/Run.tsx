@@ -117,7 +117,8 @@ function RunBody({
           )}
           {finding?.detector === 'history_lost' ? (
             <WhatWasLost
-              key={finding.findingId}
+              // siblings of Acknowledge below, keyed by the same finding: each in its own namespace
+              key={`lost-${finding.findingId}`}
               findingId={finding.findingId}
               place={{ ...placeOf(strip, finding.index), inRun: strip.scope === 'run' }}
             />
@@ -138,7 +139,9 @@ function RunBody({
               finding.
             </p>
           )}
-          {finding && <Acknowledge key={finding.findingId} findingId={finding.findingId} />}
+          {finding && (
+            <Acknowledge key={`ack-${finding.findingId}`} findingId={finding.findingId} />
+          )}
         </div>
         <aside className="run-aside">
           <h2>Findings</h2>
