@@ -12,8 +12,10 @@ import type { Detector } from '../detectors/types.ts';
 import type { AlertSettings } from '../store/alerts.ts';
 import {
   claimSettledConversations,
+  markClaim,
   positionKey,
   recordEvaluationFailure,
+  rollbackToClaim,
   saveEvaluations,
   type ClaimedConversation,
   type PendingSave,
@@ -303,9 +305,10 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
   /**
    * Claims a batch of conversations and evaluates them one after the other in the claim's
    * transaction, until the batch's calls reach `maxCallsPerTransaction` (the rest of the batch
-   * is released at the commit, still dirty). A failure after a claim rolls the whole batch
-   * back, puts the conversation that failed in backoff and is reported as `failed` (the others
-   * are claimed again at once); a failure before it, or a database that cannot be reached (no
+   * is released at the commit, still dirty). A conversation that fails rolls the batch back to
+   * its claim, is put in backoff in the same transaction (its lock held until then, so nothing
+   * claims it meanwhile) and is reported as `failed` (the others are claimed again at once); a
+   * lost race rolls the whole batch back and is `failed` too; a failure before the claim, or a database that cannot be reached (no
    * conversation is at fault: the claims rolled back, they stay dirty), rejects.
    */
   async function evaluateNext(
@@ -322,6 +325,8 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
     const fromMemo = new Map<ClaimedConversation, string>();
     /** The first pages read from the database, by claimed conversation. */
     const read = new Map<ClaimedConversation, PrefetchedPage>();
+    /** What is logged of a conversation that failed (its failure recorded in the batch). */
+    let failed: Record<string, unknown> | undefined;
     try {
       let more = false;
       let full = false;
@@ -340,68 +345,94 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
         claimedCount = claimed.length;
         full = claimed.length === limit;
         more = full;
-        const alertSettings = new Map<string, AlertSettings>();
-        // The first page of every claimed conversation, in two queries for the batch; at most
-        // the transaction's calls in all (64 long conversations would read 32,000 rows at
-        // once): a conversation with more left reads the rest page by page.
-        const prefetchLimit = Math.min(
-          pageSize,
-          Math.max(1, Math.ceil(maxCallsPerTransaction / Math.max(1, claimed.length))),
-        );
-        // Conversations whose new calls this process holds exactly are judged from memory; the
-        // others' first pages are read in one batch (verifying: all of them).
-        const memoPages = claimed.map((conversation) => memoPageOf(conversation, prefetchLimit));
-        const toRead = claimed.filter((_, i) => verifyMemo || memoPages[i] === undefined);
-        const pages = await prefetchTimelinePages(
-          trx,
-          toRead.map((conversation) => ({
-            workspaceId: conversation.workspaceId,
-            conversationId: conversation.conversationId,
-            after: prefetchPosition(conversation),
-            within: conversation.callStarts,
-          })),
-          prefetchLimit,
-        );
-        for (const [i, conversation] of toRead.entries()) read.set(conversation, pages[i]!);
-        const prefetched = claimed.map((conversation, i) => {
-          const page = memoPages[i];
-          if (!page) return read.get(conversation)!;
-          fromMemo.set(conversation, conversation.callsToken!);
-          current = conversation; // a difference fails this conversation (backoff, then a read)
-          if (verifyMemo) verifyMemoPage(conversation, page, read.get(conversation)!);
-          current = undefined;
-          return page;
-        });
-        const saves: PendingSave[] = [];
-        const found: PendingFindings[] = [];
-        const done: EvaluationResult[] = [];
-        let callsLeft = maxCallsPerTransaction;
-        for (const [i, conversation] of claimed.entries()) {
-          if (callsLeft <= 0) break;
-          current = conversation;
-          const result = await evaluateConversation(trx, conversation, {
-            ...evaluateOptions,
-            maxCallsPerTransaction: callsLeft,
-            alertSettings,
-            prefetched: prefetched[i]!,
-            saveLater: (save) => saves.push(save),
-            findingsLater: (pending) => found.push(pending),
-            // read from the database: the memory of its calls can start over from here
-            ...(memo && !fromMemo.has(conversation) ? { newCallsToken: newCallsToken() } : {}),
+        if (claimed.length === 0) return [];
+        // A conversation that fails rolls the batch back to here and records its failure before
+        // the claim's locks go: no other worker or process claims it again meanwhile.
+        await markClaim(trx);
+        try {
+          const alertSettings = new Map<string, AlertSettings>();
+          // The first page of every claimed conversation, in two queries for the batch; at most
+          // the transaction's calls in all (64 long conversations would read 32,000 rows at
+          // once): a conversation with more left reads the rest page by page.
+          const prefetchLimit = Math.min(
+            pageSize,
+            Math.max(1, Math.ceil(maxCallsPerTransaction / Math.max(1, claimed.length))),
+          );
+          // Conversations whose new calls this process holds exactly are judged from memory; the
+          // others' first pages are read in one batch (verifying: all of them).
+          const memoPages = claimed.map((conversation) => memoPageOf(conversation, prefetchLimit));
+          const toRead = claimed.filter((_, i) => verifyMemo || memoPages[i] === undefined);
+          const pages = await prefetchTimelinePages(
+            trx,
+            toRead.map((conversation) => ({
+              workspaceId: conversation.workspaceId,
+              conversationId: conversation.conversationId,
+              after: prefetchPosition(conversation),
+              within: conversation.callStarts,
+            })),
+            prefetchLimit,
+          );
+          for (const [i, conversation] of toRead.entries()) read.set(conversation, pages[i]!);
+          const prefetched = claimed.map((conversation, i) => {
+            const page = memoPages[i];
+            if (!page) return read.get(conversation)!;
+            fromMemo.set(conversation, conversation.callsToken!);
+            current = conversation; // a difference fails this conversation (backoff, then a read)
+            if (verifyMemo) verifyMemoPage(conversation, page, read.get(conversation)!);
+            current = undefined;
+            return page;
           });
-          callsLeft -= result.calls;
-          result.callsFrom = fromMemo.has(conversation) ? 'memory' : 'database';
-          done.push(result);
+          const saves: PendingSave[] = [];
+          const found: PendingFindings[] = [];
+          const done: EvaluationResult[] = [];
+          let callsLeft = maxCallsPerTransaction;
+          for (const [i, conversation] of claimed.entries()) {
+            if (callsLeft <= 0) break;
+            current = conversation;
+            const result = await evaluateConversation(trx, conversation, {
+              ...evaluateOptions,
+              maxCallsPerTransaction: callsLeft,
+              alertSettings,
+              prefetched: prefetched[i]!,
+              saveLater: (save) => saves.push(save),
+              findingsLater: (pending) => found.push(pending),
+              // read from the database: the memory of its calls can start over from here
+              ...(memo && !fromMemo.has(conversation) ? { newCallsToken: newCallsToken() } : {}),
+            });
+            callsLeft -= result.calls;
+            result.callsFrom = fromMemo.has(conversation) ? 'memory' : 'database';
+            done.push(result);
+          }
+          current = undefined;
+          await writeBatchFindings(trx, found, (conversation) => (current = conversation));
+          current = undefined;
+          const tokens = await saveEvaluations(trx, saves);
+          stored = saves.map((save, i) => ({ save, ...tokens[i]! }));
+          // Claimed conversations left for another transaction (not reached, or not finished).
+          if (done.length < claimed.length || done.some((result) => !result.settled)) more = true;
+          return done;
+        } catch (error) {
+          if (!current || error instanceof BatchFindingsRefused) throw error;
+          if (isDatabaseUnavailable(error) || isRetryableConflict(error)) throw error;
+          await rollbackToClaim(trx);
+          stored = [];
+          const key = { workspaceId: current.workspaceId, conversationId: current.conversationId };
+          const failures = current.failures + 1;
+          const retryAfterMs = failureBackoffMs(failures);
+          await recordEvaluationFailure(
+            trx,
+            key,
+            { error: describeError(error), retryAfterMs },
+            options.clock,
+          );
+          failed = { ...key, failures, retryAfterMs, err: error };
+          return [];
         }
-        current = undefined;
-        await writeBatchFindings(trx, found, (conversation) => (current = conversation));
-        current = undefined;
-        const tokens = await saveEvaluations(trx, saves);
-        stored = saves.map((save, i) => ({ save, ...tokens[i]! }));
-        // Claimed conversations left for another transaction (not reached, or not finished).
-        if (done.length < claimed.length || done.some((result) => !result.settled)) more = true;
-        return done;
       });
+      if (failed) {
+        log.error(failed, 'conversation evaluation failed');
+        return { status: 'failed' };
+      }
       for (const { save, token, bytes } of stored)
         copies?.set(
           save.claimed.workspaceId,
@@ -422,28 +453,11 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
         );
         return { status: 'failed' };
       }
-      if (!current || isDatabaseUnavailable(error)) throw error;
       // Lost a race with another transaction (a deadlock, a serialization failure): nothing is
       // wrong with the conversation; it stays dirty and is claimed again, with no backoff.
-      if (isRetryableConflict(error)) return { status: 'failed' };
-      // The transaction rolled back; put this conversation in backoff so others go first.
-      const claimedKey = {
-        workspaceId: current.workspaceId,
-        conversationId: current.conversationId,
-      };
-      const failures = current.failures + 1;
-      const retryAfterMs = failureBackoffMs(failures);
-      await recordEvaluationFailure(
-        store.db,
-        claimedKey,
-        { error: describeError(error), retryAfterMs },
-        options.clock,
-      );
-      log.error(
-        { ...claimedKey, failures, retryAfterMs, err: error },
-        'conversation evaluation failed',
-      );
-      return { status: 'failed' };
+      if (current && !isDatabaseUnavailable(error) && isRetryableConflict(error))
+        return { status: 'failed' };
+      throw error;
     }
   }
 

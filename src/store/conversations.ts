@@ -638,8 +638,23 @@ export async function saveEvaluations(
 }
 
 /**
- * Records a failed evaluation (in its own transaction, after the failed one rolled back):
- * the conversation stays dirty and is retried after `retryAfterMs`.
+ * Marks the point after a claim in the evaluator's transaction: a conversation that fails rolls
+ * back to it ({@link rollbackToClaim}) and its failure is recorded in the same transaction, so the
+ * claim's row locks are held until the failure is committed. Rolled back to, a transaction that
+ * failed (an error aborts it) can go on.
+ */
+export async function markClaim(db: Db): Promise<void> {
+  await sql`SAVEPOINT claimed`.execute(db);
+}
+
+/** Undoes everything after {@link markClaim}, keeping the claim and its locks. */
+export async function rollbackToClaim(db: Db): Promise<void> {
+  await sql`ROLLBACK TO SAVEPOINT claimed`.execute(db);
+}
+
+/**
+ * Records a failed evaluation (in the evaluator's transaction rolled back to its claim, or in
+ * its own): the conversation stays dirty and is retried after `retryAfterMs`.
  */
 export async function recordEvaluationFailure(
   db: Db,

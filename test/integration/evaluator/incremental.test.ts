@@ -290,12 +290,19 @@ describe('incremental evaluation', () => {
     const results: EvaluationResult[] = [];
     const evaluator = testEvaluator(store, {
       detectors: [unstorable as Detector],
-      log: { info() {}, warn() {}, error: (obj) => errors.push(obj) },
+      log: { info() {}, warn() {}, error: (obj, msg) => errors.push({ msg, ...obj }) },
       onEvaluated: (r) => results.push(r),
     });
     await evaluator.runOnce();
     await evaluator.stop();
-    expect(errors).toHaveLength(1);
+    // once: its lock is held until its failure is recorded, so no other worker judges it again
+    expect(errors).toEqual([
+      expect.objectContaining({
+        msg: 'conversation evaluation failed',
+        conversationId: 'nbad',
+        failures: 1,
+      }),
+    ]);
     const bad = await store.db
       .selectFrom('conversations')
       .select(['dirty', 'eval_failures'])
