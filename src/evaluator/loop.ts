@@ -415,7 +415,6 @@ export function startEvaluator(options: EvaluatorOptions): Evaluator {
           if (!current || error instanceof BatchFindingsRefused) throw error;
           if (isDatabaseUnavailable(error) || isRetryableConflict(error)) throw error;
           await rollbackToClaim(trx);
-          stored = [];
           const key = { workspaceId: current.workspaceId, conversationId: current.conversationId };
           const failures = current.failures + 1;
           const retryAfterMs = failureBackoffMs(failures);
